@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/**
+ * The only module that reads the environment (CONTRACT section 2).
+ * Everything else receives a `Config`.
+ */
+const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgres://localhost:5432/svc'),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  CLICKHOUSE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain identifier')
+    .default('svc'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  ADMIN_JWT_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  SECRET_KEY: z.string().min(16, 'must be at least 16 characters').optional(),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** DEMO=0 turns off the demo brand loaded on an empty database outside production. */
+  DEMO: z.enum(['0', '1']).default('1'),
+  /** Key prefix of every BullMQ queue: lets several deployments or test files share one Redis. */
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_:-]+$/)
+    .default('svc'),
+});
+
+export type Config = {
+  env: 'development' | 'production' | 'test';
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string;
+  clickhouseUrl: string | undefined;
+  clickhouseDatabase: string;
+  dataDir: string;
+  adminJwtSecret: string;
+  secretKey: string;
+  publicBaseUrl: string;
+  logLevel: string;
+  demo: boolean;
+  queuePrefix: string;
+};
+
+export class ConfigError extends Error {}
+
+/** Parses an environment into a Config; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings count as unset, as in most twelve-factor tooling.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(`Invalid configuration: ${name} ${describe(issue)} (got ${JSON.stringify(env[name] ?? null)})`);
+  }
+  const e = parsed.data;
+  const dataDir = resolve(e.DATA_DIR);
+  const secrets = resolveSecrets(e.NODE_ENV, dataDir, e.ADMIN_JWT_SECRET, e.SECRET_KEY);
+  return {
+    env: e.NODE_ENV,
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    clickhouseUrl: e.CLICKHOUSE_URL,
+    clickhouseDatabase: e.CLICKHOUSE_DATABASE,
+    dataDir,
+    adminJwtSecret: secrets.adminJwtSecret,
+    secretKey: secrets.secretKey,
+    publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://${e.HOST}:${e.PORT}`).replace(/\/+$/, ''),
+    logLevel: e.LOG_LEVEL,
+    demo: e.DEMO === '1',
+    queuePrefix: e.QUEUE_PREFIX,
+  };
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
+  return issue.message.charAt(0).toLowerCase() + issue.message.slice(1);
+}
+
+/**
+ * Production must be given both secrets. Elsewhere a random pair is generated once
+ * into DATA_DIR/secrets.json so restarts keep admin tokens and click tokens valid.
+ */
+function resolveSecrets(
+  nodeEnv: Config['env'],
+  dataDir: string,
+  adminJwtSecret: string | undefined,
+  secretKey: string | undefined,
+): { adminJwtSecret: string; secretKey: string } {
+  if (adminJwtSecret && secretKey) return { adminJwtSecret, secretKey };
+  if (nodeEnv === 'production') {
+    const missing = adminJwtSecret ? 'SECRET_KEY' : 'ADMIN_JWT_SECRET';
+    throw new ConfigError(`Invalid configuration: ${missing} is required when NODE_ENV=production`);
+  }
+  const file = join(dataDir, 'secrets.json');
+  let stored: { adminJwtSecret?: string; secretKey?: string } = {};
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    stored = {
+      adminJwtSecret: randomBytes(32).toString('base64url'),
+      secretKey: randomBytes(32).toString('base64url'),
+    };
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  }
+  return {
+    adminJwtSecret: adminJwtSecret ?? stored.adminJwtSecret!,
+    secretKey: secretKey ?? stored.secretKey!,
+  };
+}

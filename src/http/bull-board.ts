@@ -1,0 +1,50 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../services';
+import { adminGuard } from './admin-auth';
+import { HttpError } from './errors';
+
+const BASE = '/admin/queues';
+
+/**
+ * bull-board for operators, behind the admin JWT. A browser cannot send a Bearer
+ * header, so `/admin/queues?token=<jwt>` stores the token in an HttpOnly cookie
+ * scoped to this path; every request is still verified.
+ */
+export async function bullBoardRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const serverAdapter = new FastifyAdapter();
+  createBullBoard({
+    queues: Object.values(services.queues.queues).map((q) => new BullMQAdapter(q)),
+    serverAdapter,
+  });
+  serverAdapter.setBasePath(BASE);
+  const requireAdmin = adminGuard(services.config.adminJwtSecret);
+
+  await app.register(
+    async (scoped) => {
+      scoped.addHook('onRequest', async (req, reply) => {
+        const token = (req.query as Record<string, unknown> | undefined)?.token;
+        if (typeof token === 'string') {
+          req.headers.authorization = `Bearer ${token}`;
+          reply.setCookie('svc_admin', token, {
+            path: BASE,
+            httpOnly: true,
+            sameSite: 'strict',
+            secure: req.protocol === 'https',
+          });
+        }
+        // bull-board installs its own error handler, so answer refusals here.
+        try {
+          await requireAdmin(req, reply);
+        } catch (err) {
+          if (err instanceof HttpError) return reply.status(err.status).send(err.body);
+          throw err;
+        }
+      });
+      await scoped.register(serverAdapter.registerPlugin());
+    },
+    { prefix: BASE },
+  );
+}

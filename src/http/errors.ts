@@ -1,0 +1,43 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ZodError, type z } from 'zod';
+
+/** An error answered as `status` with a JSON body, e.g. `{"error":"not_found"}`. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Record<string, unknown>,
+  ) {
+    super(String(body.error ?? status));
+  }
+}
+
+export const notFound = () => new HttpError(404, { error: 'not_found' });
+
+/** Zod issues as answered in `details` of a 422 (CONTRACT 4). */
+export function zodDetails(err: ZodError) {
+  return err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
+}
+
+/** Parses a request part with a zod schema; failures become 422 invalid_request. */
+export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  return schema.parse(value);
+}
+
+/**
+ * The one error handler: HttpError answers its own body, zod failures become 422
+ * invalid_request, Fastify's client errors keep their status, the rest is a logged 500.
+ */
+export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof HttpError) return reply.status(err.status).send(err.body);
+  if (err instanceof ZodError) return reply.status(422).send({ error: 'invalid_request', details: zodDetails(err) });
+  const fe = err as FastifyError;
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ error: 'unsupported_media_type' });
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+    // Malformed JSON and the like: the body could not be read at all.
+    const code = fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.name === 'SyntaxError' ? 'invalid_json' : 'bad_request';
+    return reply.status(fe.statusCode === 400 ? 422 : fe.statusCode).send({ error: code, message: fe.message });
+  }
+  req.log.error({ err }, 'unhandled error');
+  return reply.status(500).send({ error: 'internal_error' });
+}

@@ -1,0 +1,50 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { notFound } from '../http/errors';
+import { platformSchema } from '../platforms';
+import { newId } from '../secrets';
+import type { Services } from '../services';
+
+const handleSchema = z.object({ platform: platformSchema, handle: z.string().trim().min(1).max(200) });
+const createCreator = z.object({
+  name: z.string().trim().min(1).max(200),
+  first_name: z.string().trim().min(1).max(100).nullish(),
+  handles: z.array(handleSchema).max(20).optional(),
+  followers: z.number().int().min(0).nullish(),
+});
+const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+
+const columns = ['id', 'name', 'first_name', 'handles', 'followers', 'created_at'] as const;
+
+/** Creators are shared by brands: a creator may post for several of them. */
+export async function creatorRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const { db } = services;
+
+  app.post('/creators', async (req, reply) => {
+    const body = createCreator.parse(req.body);
+    const creator = await db
+      .insertInto('creators')
+      .values({
+        id: newId(),
+        name: body.name,
+        first_name: body.first_name ?? null,
+        handles: JSON.stringify(body.handles ?? []),
+        followers: body.followers ?? null,
+      })
+      .returning(columns)
+      .executeTakeFirstOrThrow();
+    return reply.status(201).send(creator);
+  });
+
+  app.get('/creators', async (req) => {
+    const { limit } = listQuery.parse(req.query);
+    return { data: await db.selectFrom('creators').select(columns).orderBy('created_at').limit(limit).execute() };
+  });
+
+  app.get('/creators/:id', async (req) => {
+    const { id } = z.object({ id: z.string() }).parse(req.params);
+    const creator = await db.selectFrom('creators').select(columns).where('id', '=', id).executeTakeFirst();
+    if (!creator) throw notFound();
+    return creator;
+  });
+}

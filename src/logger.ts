@@ -1,0 +1,34 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/** Query parameters whose values are secrets and never reach a log line. */
+const SECRET_QUERY = /([?&](?:api_key|token)=)[^&]*/gi;
+
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_QUERY, '$1[redacted]');
+}
+
+/** Structured logs; credentials in headers, bodies and URLs are redacted. */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-svc-api-key"]',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.signing_secret',
+        '*.key',
+      ],
+      censor: '[redacted]',
+    },
+    serializers: {
+      req(req: { method: string; url: string; ip?: string; id?: string }) {
+        return { id: req.id, method: req.method, url: redactUrl(req.url) };
+      },
+    },
+  });
+}

@@ -1,0 +1,45 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * The process's Prometheus registry, shared by the HTTP layer and the workers.
+ * One registry per process: metrics are module singletons, created on first import.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+export const httpDuration = new Histogram({
+  name: 'svc_http_request_duration_seconds',
+  help: 'HTTP request latency by route and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  registers: [registry],
+});
+
+export const ingestionLag = new Histogram({
+  name: 'svc_ingestion_lag_seconds',
+  help: 'Time from acceptance of a fact to ClickHouse acknowledging its insert',
+  labelNames: ['kind'] as const,
+  buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300],
+  registers: [registry],
+});
+
+export const factsWritten = new Counter({
+  name: 'svc_facts_written_total',
+  help: 'Fact rows inserted into ClickHouse',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const batchFailures = new Counter({
+  name: 'svc_batch_failures_total',
+  help: 'Batches whose ClickHouse insert failed (their jobs are retried)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const queueDepth = new Gauge({
+  name: 'svc_queue_jobs',
+  help: 'Jobs per queue and state',
+  labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+});

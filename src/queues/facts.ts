@@ -1,0 +1,14 @@
+/**
+ * The fact kinds that travel through BullMQ into ClickHouse: one queue each.
+ * A job carries a batch of rows ready for the kind's ClickHouse table.
+ */
+export const FACT_KINDS = ['clicks', 'installs', 'ledger', 'placements', 'placement_metrics'] as const;
+export type FactKind = (typeof FACT_KINDS)[number];
+
+export type FactRow = Record<string, unknown>;
+
+export type FactJobData = {
+  rows: FactRow[];
+  /** Epoch ms when the API accepted the rows; the worker measures ingestion lag from it. */
+  acceptedAt: number;
+};

@@ -1,0 +1,112 @@
+import { type JobsOptions, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { queueDepth } from '../metrics';
+import { FACT_KINDS, type FactJobData, type FactKind, type FactRow } from './facts';
+
+/**
+ * Retries back off exponentially to one minute and go on for about a day: a job is
+ * only complete once ClickHouse has its rows, so an outage delays facts, never drops
+ * them. A job that still fails stays in the failed set for an operator (bull-board).
+ */
+export const JOB_OPTIONS: JobsOptions = {
+  attempts: 1500,
+  backoff: { type: 'capped' },
+  removeOnComplete: { age: 3600, count: 5000 },
+  removeOnFail: false,
+};
+
+export function backoffDelay(attemptsMade: number): number {
+  return Math.min(60_000, 250 * 2 ** Math.min(attemptsMade, 10));
+}
+
+/** Rows from concurrent requests wait this long to share one job (one Redis round trip). */
+const LINGER_MS = 2;
+const MAX_ROWS_PER_JOB = 2000;
+
+type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown): void }[]; timer: NodeJS.Timeout };
+
+/**
+ * The producer side of the fact queues. `add` resolves once the rows are in Redis,
+ * which is when a request may answer "accepted".
+ */
+export class FactQueues {
+  readonly queues: Record<FactKind, Queue<FactJobData>>;
+  private pending = new Map<FactKind, Pending>();
+  private inFlight = new Set<Promise<unknown>>();
+
+  constructor(connection: Redis, prefix: string) {
+    this.queues = Object.fromEntries(
+      FACT_KINDS.map((kind) => [kind, new Queue<FactJobData>(kind, { connection, prefix, defaultJobOptions: JOB_OPTIONS })]),
+    ) as Record<FactKind, Queue<FactJobData>>;
+  }
+
+  /** Queues rows for ClickHouse. Small adds from concurrent requests are coalesced into one job. */
+  add(kind: FactKind, rows: FactRow[]): Promise<void> {
+    if (rows.length === 0) return Promise.resolve();
+    if (rows.length >= MAX_ROWS_PER_JOB) return this.track(this.addJobs(kind, rows));
+    return new Promise<void>((resolve, reject) => {
+      let p = this.pending.get(kind);
+      if (!p) {
+        p = { rows: [], waiters: [], timer: setTimeout(() => this.flush(kind), LINGER_MS) };
+        this.pending.set(kind, p);
+      }
+      p.rows.push(...rows);
+      p.waiters.push({ resolve, reject });
+      if (p.rows.length >= MAX_ROWS_PER_JOB) this.flush(kind);
+    });
+  }
+
+  private flush(kind: FactKind): void {
+    const p = this.pending.get(kind);
+    if (!p) return;
+    this.pending.delete(kind);
+    clearTimeout(p.timer);
+    this.track(
+      this.addJobs(kind, p.rows).then(
+        () => {
+          for (const w of p.waiters) w.resolve();
+        },
+        (err) => {
+          for (const w of p.waiters) w.reject(err);
+        },
+      ),
+    );
+  }
+
+  private async addJobs(kind: FactKind, rows: FactRow[]): Promise<void> {
+    const acceptedAt = Date.now();
+    const jobs = [];
+    for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
+      jobs.push({ name: kind, data: { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt } });
+    }
+    await this.queues[kind].addBulk(jobs);
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    this.inFlight.add(p);
+    p.finally(() => this.inFlight.delete(p)).catch(() => {});
+    return p;
+  }
+
+  /** Waits until every accepted row is in Redis (graceful shutdown). */
+  async drain(): Promise<void> {
+    for (const kind of [...this.pending.keys()]) this.flush(kind);
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  async counts(): Promise<Record<FactKind, Record<string, number>>> {
+    const entries = await Promise.all(
+      FACT_KINDS.map(async (kind) => {
+        const c = await this.queues[kind].getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+        for (const [state, n] of Object.entries(c)) queueDepth.set({ queue: kind, state }, n);
+        return [kind, c] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<FactKind, Record<string, number>>;
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    await Promise.all(Object.values(this.queues).map((q) => q.close()));
+  }
+}

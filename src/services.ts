@@ -1,0 +1,62 @@
+import type { Redis } from 'ioredis';
+import type { Config } from './config';
+import { createDb, type Db, ensureDatabase } from './db/database';
+import { migratePostgres } from './db/migrate';
+import type { Logger } from './logger';
+import { FactQueues } from './queues/queues';
+import { createRedis } from './queues/redis';
+import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
+import { migrateWarehouse } from './warehouse/migrate';
+
+/** The connections a process holds, created once and handed to routes and workers. */
+export type Services = {
+  config: Config;
+  log: Logger;
+  db: Db;
+  redis: Redis;
+  warehouse: Warehouse;
+  queues: FactQueues;
+};
+
+export async function createServices(config: Config, log: Logger): Promise<Services> {
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb(config.databaseUrl);
+  const warehouse = await createWarehouse({
+    url: config.clickhouseUrl,
+    database: config.clickhouseDatabase,
+    dataDir: config.dataDir,
+  });
+  const redis = createRedis(config.redisUrl);
+  const queues = new FactQueues(redis, config.queuePrefix);
+  return { config, log, db, redis, warehouse, queues };
+}
+
+/** Applies pending Postgres and ClickHouse migrations. */
+export async function migrate(services: Pick<Services, 'db' | 'warehouse' | 'log'>): Promise<void> {
+  const pg = await migratePostgres(services.db);
+  const ch = await migrateWarehouse(services.warehouse);
+  if (pg.length || ch.length) services.log.info({ postgres: pg, clickhouse: ch }, 'migrations applied');
+}
+
+/** Closes in dependency order: queued rows reach Redis before Redis closes. */
+export async function closeServices(s: Services): Promise<void> {
+  await s.queues.close();
+  await s.redis.quit().catch(() => s.redis.disconnect());
+  await s.warehouse.close();
+  await s.db.destroy();
+}
+
+/**
+ * BullMQ needs Redis to keep what it holds: warn when it runs without an append-only
+ * file or with an eviction policy that may drop queue keys.
+ */
+export async function warnOnUnsafeRedis(redis: Redis, log: Logger): Promise<void> {
+  try {
+    const [, aof] = (await redis.config('GET', 'appendonly')) as string[];
+    const [, policy] = (await redis.config('GET', 'maxmemory-policy')) as string[];
+    if (aof !== 'yes') log.warn('Redis runs without appendonly: queued clicks are lost if Redis restarts (set appendonly yes)');
+    if (policy !== 'noeviction') log.warn(`Redis maxmemory-policy is ${policy}: BullMQ needs noeviction`);
+  } catch {
+    log.warn('could not read Redis configuration (CONFIG GET refused); check appendonly yes and noeviction');
+  }
+}

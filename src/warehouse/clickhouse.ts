@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type ClickHouseClient, createClient } from '@clickhouse/client';
+
+type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
+import { createChdbConnection } from 'chdb/connection';
+
+/** Query parameters bound server-side with {name:Type} placeholders; never spliced into SQL. */
+export type QueryParams = Record<string, unknown>;
+
+export type Warehouse = {
+  client: ClickHouseClient;
+  database: string;
+  embedded: boolean;
+  /** Runs a query and returns every row (for small, aggregated answers). */
+  rows<T>(query: string, params?: QueryParams): Promise<T[]>;
+  /**
+   * Inserts rows in one INSERT. `dedupToken` makes a replay of the same batch a no-op
+   * on tables with a deduplication window. It is always sent: under chDB settings are
+   * session-wide SETs, so an insert without its own token would inherit the last one.
+   */
+  insert(table: string, rows: readonly object[], dedupToken?: string): Promise<void>;
+  command(query: string, params?: QueryParams): Promise<void>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+};
+
+export type WarehouseOptions = { url?: string; database: string; dataDir: string };
+
+// Same JSON shapes from chDB and from a server: 64-bit integers as numbers.
+const settings = { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso' } as const;
+
+export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse> {
+  const embedded = !opts.url;
+  let client: ClickHouseClient;
+  if (embedded) {
+    const path = join(opts.dataDir, 'clickhouse');
+    mkdirSync(path, { recursive: true });
+    // chdb/connection implements @clickhouse/client's Connection, typed against client-common.
+    const connection = createChdbConnection({ path }) as unknown as ClientOptions['connection'];
+    client = createClient({ connection, clickhouse_settings: settings });
+    // chDB ignores the client's `database` option; select it for this session instead.
+    await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
+    await client.command({ query: `USE ${opts.database}` });
+  } else {
+    const bootstrap = createClient({ url: opts.url });
+    await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
+    await bootstrap.close();
+    client = createClient({ url: opts.url, database: opts.database, clickhouse_settings: settings });
+  }
+
+  return {
+    client,
+    database: opts.database,
+    embedded,
+    async rows<T>(query: string, params?: QueryParams) {
+      const result = await client.query({ query, query_params: params, format: 'JSONEachRow' });
+      return result.json<T>();
+    },
+    async insert(table, rows, dedupToken) {
+      if (rows.length === 0) return;
+      await client.insert({
+        table,
+        values: rows as object[],
+        format: 'JSONEachRow',
+        clickhouse_settings: { insert_deduplication_token: dedupToken ?? randomUUID() },
+      });
+    },
+    async command(query, params) {
+      await client.command({ query, query_params: params });
+    },
+    async ping() {
+      const res = await client.ping();
+      return res.success;
+    },
+    async close() {
+      await client.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-config-'));
+
+describe('configuration (CONTRACT 2)', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({ DATA_DIR: dataDir });
+    expect(c.port).toBe(3000);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.databaseUrl).toBe('postgres://localhost:5432/svc');
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.clickhouseUrl).toBeUndefined();
+    expect(c.clickhouseDatabase).toBe('svc');
+    expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
+  });
+
+  it('names the bad variable in one line', () => {
+    expect(() => loadConfig({ DATA_DIR: dataDir, PORT: 'eighty' })).toThrowError(/^Invalid configuration: PORT /);
+    expect(() => loadConfig({ DATA_DIR: dataDir, REDIS_URL: 'http://x' })).toThrowError(/REDIS_URL/);
+    expect(() => loadConfig({ DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'a;drop' })).toThrowError(/CLICKHOUSE_DATABASE/);
+  });
+
+  it('requires both secrets in production and generates stable ones elsewhere', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir })).toThrowError(ConfigError);
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir, ADMIN_JWT_SECRET: 'x'.repeat(32) }),
+    ).toThrowError(/SECRET_KEY is required/);
+    const a = loadConfig({ DATA_DIR: dataDir });
+    const b = loadConfig({ DATA_DIR: dataDir });
+    expect(a.adminJwtSecret).toHaveLength(43);
+    expect(b.adminJwtSecret).toBe(a.adminJwtSecret);
+    expect(b.secretKey).toBe(a.secretKey);
+  });
+
+  it('builds PUBLIC_BASE_URL from HOST and PORT unless given', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '8080' }).publicBaseUrl).toBe('http://0.0.0.0:8080');
+    expect(loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: 'https://svc.example.com/' }).publicBaseUrl).toBe(
+      'https://svc.example.com',
+    );
+  });
+});

@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { startWorkers, type Workers } from '../../workers';
+import { buildApp } from '../../src/app';
+import { type Config, loadConfig } from '../../src/config';
+import { dropDatabase } from '../../src/db/database';
+import { signAdminToken } from '../../src/http/admin-auth';
+import { createLogger } from '../../src/logger';
+import { closeServices, createServices, migrate, type Services } from '../../src/services';
+
+/**
+ * One isolated service per test file: its own Postgres database, Redis key prefix and
+ * ClickHouse database, against the real Postgres and Redis of the machine and embedded
+ * ClickHouse. Vitest runs each file in its own process, which gets its own chDB directory.
+ */
+export type TestService = {
+  app: FastifyInstance;
+  services: Services;
+  config: Config;
+  workers: Workers | undefined;
+  adminToken: string;
+  /** Injects a request; `admin: true` adds the admin JWT. */
+  request(opts: InjectOptions & { admin?: boolean }): Promise<LightMyRequestResponse>;
+  /** Starts the queue consumers (when started without them). */
+  startWorkers(): void;
+  /** Stops the consumers, leaving jobs in Redis. */
+  stopWorkers(): Promise<void>;
+  /** Waits until every queued fact is in ClickHouse. */
+  settle(timeoutMs?: number): Promise<void>;
+  stop(): Promise<void>;
+};
+
+const processDataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+process.once('exit', () => rmSync(processDataDir, { recursive: true, force: true }));
+
+export type TestServiceOptions = { workers?: boolean; env?: Record<string, string>; reuse?: Config };
+
+export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
+  const suffix = randomBytes(5).toString('hex');
+  const config =
+    opts.reuse ??
+    loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_test_${suffix}`,
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      CLICKHOUSE_DATABASE: `svc_test_${suffix}`,
+      DATA_DIR: processDataDir,
+      QUEUE_PREFIX: `svctest_${suffix}`,
+      ADMIN_JWT_SECRET: `test-admin-secret-${suffix}`,
+      SECRET_KEY: `test-secret-key-${suffix}`,
+      PUBLIC_BASE_URL: 'http://svc.test',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      ...opts.env,
+    });
+  const log = createLogger(config.logLevel);
+  const services = await createServices(config, log);
+  await migrate(services);
+  const app = await buildApp(services);
+  await app.ready();
+  const adminToken = signAdminToken(config.adminJwtSecret);
+
+  const t: TestService = {
+    app,
+    services,
+    config,
+    workers: undefined,
+    adminToken,
+    request({ admin, ...req }) {
+      const headers = { ...(req.headers ?? {}) } as Record<string, string>;
+      if (admin) headers.authorization = `Bearer ${adminToken}`;
+      return app.inject({ ...req, headers });
+    },
+    startWorkers() {
+      t.workers ??= startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse: services.warehouse, log });
+    },
+    async stopWorkers() {
+      await t.workers?.close();
+      t.workers = undefined;
+    },
+    async settle(timeoutMs = 20_000) {
+      await services.queues.drain();
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const counts = await services.queues.counts();
+        const open = Object.values(counts).reduce(
+          (n, c) => n + (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0),
+          0,
+        );
+        if (open === 0) return;
+        if (Date.now() > deadline) throw new Error(`queues did not settle: ${JSON.stringify(counts)}`);
+        await sleep(25);
+      }
+    },
+    async stop() {
+      await app.close();
+      await t.stopWorkers();
+      await closeServices(services);
+    },
+  };
+  if (opts.workers !== false) t.startWorkers();
+  return t;
+}
+
+/** Removes what a test service left behind: its Postgres database, Redis keys and ClickHouse database. */
+export async function destroyTestService(t: TestService): Promise<void> {
+  await t.stop();
+  await dropDatabase(t.config.databaseUrl);
+  const redis = new Redis(t.config.redisUrl);
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${t.config.queuePrefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await redis.quit();
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `fn` until it returns a value that passes `ok`, or fails after `timeoutMs`. */
+export async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms; last value: ${JSON.stringify(v)}`);
+    await sleep(50);
+  }
+}

@@ -1,0 +1,56 @@
+import { createSigner } from 'fast-jwt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+});
+afterAll(async () => destroyTestService(t));
+
+const sign = (key: string, claims: Record<string, unknown>, expiresIn = 60_000) =>
+  createSigner({ key, algorithm: 'HS256', expiresIn })(claims);
+
+describe('admin JWT (CONTRACT 3)', () => {
+  const brand = { method: 'POST' as const, url: '/api/internal/brands', payload: { name: 'Acme' } };
+
+  it('refuses a request without a token with 401', async () => {
+    const res = await t.request(brand);
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'unauthorized' });
+  });
+
+  it('refuses a badly signed or expired token with 401', async () => {
+    const forged = sign('another-secret-of-enough-length', { user_typ: 'svc' });
+    expect((await t.request({ ...brand, headers: { authorization: `Bearer ${forged}` } })).statusCode).toBe(401);
+    const expired = createSigner({ key: t.config.adminJwtSecret, algorithm: 'HS256' })({
+      user_typ: 'svc',
+      exp: Math.floor(Date.now() / 1000) - 10,
+    });
+    expect((await t.request({ ...brand, headers: { authorization: `Bearer ${expired}` } })).statusCode).toBe(401);
+  });
+
+  it('refuses a valid token whose user_typ is not svc with 403', async () => {
+    const token = sign(t.config.adminJwtSecret, { user_typ: 'brand' });
+    const res = await t.request({ ...brand, headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'forbidden' });
+  });
+
+  it('accepts the CLI token', async () => {
+    expect((await t.request({ ...brand, admin: true })).statusCode).toBe(201);
+  });
+
+  it('keeps bull-board behind the same token', async () => {
+    expect((await t.request({ method: 'GET', url: '/admin/queues' })).statusCode).toBe(401);
+    const res = await t.request({ method: 'GET', url: `/admin/queues?token=${t.adminToken}` });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['set-cookie']).toMatch(/svc_admin=.*HttpOnly/);
+    const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+    const api = await t.request({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie } });
+    expect(api.statusCode).toBe(200);
+    expect(api.json().queues.map((q: { name: string }) => q.name).sort()).toEqual(
+      ['clicks', 'installs', 'ledger', 'placement_metrics', 'placements'],
+    );
+  });
+});

@@ -1,0 +1,114 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropDatabase } from '../src/db/database';
+import { signAdminToken } from '../src/http/admin-auth';
+import { createWarehouse } from '../src/warehouse/clickhouse';
+import { eventually } from './helpers/harness';
+
+/**
+ * The real process, as `npm start` runs it: stopped with SIGTERM while placements are
+ * still queued, then started again; every placement must reach ClickHouse.
+ */
+const suffix = randomBytes(4).toString('hex');
+const env = {
+  ...process.env,
+  NODE_ENV: 'development',
+  PORT: '0',
+  DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_main_${suffix}`,
+  CLICKHOUSE_DATABASE: `svc_main_${suffix}`,
+  DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-main-')),
+  QUEUE_PREFIX: `svcmain_${suffix}`,
+  ADMIN_JWT_SECRET: `main-admin-secret-${suffix}`,
+  SECRET_KEY: `main-secret-key-${suffix}`,
+  DEMO: '0',
+  LOG_LEVEL: 'warn',
+};
+const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
+
+function start(): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no listen line in 60 s: ${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /svc listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, base: m[1]! });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+
+afterAll(async () => {
+  await dropDatabase(env.DATABASE_URL);
+});
+
+describe('npm start', () => {
+  it('answers /healthz, and a SIGTERM with placements queued loses none of them', async () => {
+    const first = await start();
+    const health = await fetch(`${first.base}/healthz`);
+    expect(health.status).toBe(200);
+
+    const post = (path: string, body: unknown) =>
+      fetch(`${first.base}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as { id: string },
+      }));
+    const brand = await post('/api/internal/brands', { name: 'Sigterm' });
+    const campaign = await post('/api/internal/campaigns', { brand_id: brand.body.id, name: 'C' });
+    const n = 6000;
+    const accepted = [];
+    for (let batch = 0; batch < 3; batch++) {
+      const placements = Array.from({ length: n / 3 }, (_, i) => ({
+        id: `sig-${batch}-${i}`,
+        brand_id: brand.body.id,
+        campaign_id: campaign.body.id,
+        creator_id: null,
+        platform: 'facebook',
+        posted_at: '2026-02-01T00:00:00Z',
+      }));
+      accepted.push(post('/api/internal/placements', { placements }));
+    }
+    expect((await Promise.all(accepted)).map((r) => r.status)).toEqual([202, 202, 202]);
+    first.child.kill('SIGTERM');
+    expect(await exited(first.child)).toBe(0);
+
+    // Restart; wait until the queue is empty, stop again, then count in ClickHouse.
+    const second = await start();
+    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    const queue = new Queue('placements', { connection: redis, prefix: env.QUEUE_PREFIX });
+    await eventually(
+      () => queue.getJobCounts('waiting', 'active', 'delayed'),
+      (c) => c.waiting + c.active + c.delayed === 0,
+      30_000,
+    );
+    await queue.obliterate({ force: true });
+    await queue.close();
+    await redis.quit();
+    second.child.kill('SIGTERM');
+    expect(await exited(second.child)).toBe(0);
+
+    const wh = await createWarehouse({ database: env.CLICKHOUSE_DATABASE, dataDir: env.DATA_DIR });
+    const [row] = await wh.rows<{ n: number; distinct_ids: number }>(
+      'SELECT count() AS n, uniqExact(placement_id) AS distinct_ids FROM placements WHERE brand_id = {b:String}',
+      { b: brand.body.id },
+    );
+    await wh.close();
+    expect(row).toEqual({ n, distinct_ids: n });
+  }, 150_000);
+});

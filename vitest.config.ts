@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// Each test file runs in its own forked process: embedded ClickHouse allows one
+// data directory per process, so a file gets its own directory, Postgres
+// database and Redis key prefix (see test/helpers/harness.ts).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    isolate: true,
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    include: ['test/**/*.test.ts'],
+    reporters: ['default'],
+  },
+});
