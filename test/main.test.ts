@@ -94,7 +94,7 @@ describe('npm start', () => {
     const queue = new Queue('placements', { connection: redis, prefix: env.QUEUE_PREFIX });
     await eventually(
       () => queue.getJobCounts('waiting', 'active', 'delayed'),
-      (c) => c.waiting + c.active + c.delayed === 0,
+      (c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0,
       30_000,
     );
     await queue.obliterate({ force: true });
