@@ -1,0 +1,19 @@
+/** Latency percentiles of repeated async calls, in milliseconds. */
+export async function timeCalls(fn: () => Promise<unknown>, opts: { warmup?: number; runs?: number } = {}) {
+  for (let i = 0; i < (opts.warmup ?? 3); i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < (opts.runs ?? 30); i++) {
+    const t0 = performance.now();
+    await fn();
+    samples.push(performance.now() - t0);
+  }
+  return { p50_ms: percentile(samples, 50), p95_ms: percentile(samples, 95), p99_ms: percentile(samples, 99) };
+}
+
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return round(sorted[idx] ?? 0);
+}
+
+export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
