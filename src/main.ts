@@ -26,7 +26,13 @@ async function main(mode: Mode): Promise<void> {
   let workers: Workers | undefined;
   let app: FastifyInstance | undefined;
   if (mode !== 'api') {
-    workers = startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse: services.warehouse, log });
+    workers = startWorkers({
+      redisUrl: config.redisUrl,
+      prefix: config.queuePrefix,
+      warehouse: services.warehouse,
+      db: services.db,
+      log,
+    });
   }
   if (mode !== 'workers') {
     app = await buildApp(services);

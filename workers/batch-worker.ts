@@ -5,15 +5,26 @@ import type { Logger } from 'pino';
 import { batchFailures, factsWritten, ingestionLag } from '../src/metrics';
 import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
 import { backoffDelay } from '../src/queues/queues';
+import type { Db } from '../src/db/database';
 import type { Warehouse } from '../src/warehouse/clickhouse';
+
+/** What a writer's hooks may use. */
+export type WriterContext = { warehouse: Warehouse; db: Db };
 
 /** What a queue consumer needs to know about its fact kind. */
 export type FactWriter = {
   kind: FactKind;
   /** ClickHouse table the rows go to, one INSERT per batch. */
   table: string;
+  /**
+   * The row's unique id column, for tables where a row must never be counted twice
+   * (clicks, installs, ledger). Rows of a job that may have run before are checked
+   * against the table and only the missing ones inserted. Tables whose key replaces
+   * (placements, snapshots) leave it out: a replay there is harmless by construction.
+   */
+  idColumn?: string;
   /** Optional work after the insert and before the jobs complete (e.g. derived tables). Must be idempotent. */
-  afterInsert?: (rows: FactRow[], wh: Warehouse) => Promise<void>;
+  afterInsert?: (rows: FactRow[], ctx: WriterContext) => Promise<void>;
   maxRows?: number;
   maxWaitMs?: number;
 };
@@ -26,9 +37,12 @@ type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): v
  * A job completes only after ClickHouse acknowledged that insert; if it fails, every
  * job of the batch fails and BullMQ retries it with backoff.
  *
- * The insert's deduplication token is derived from the batch's job ids, so retrying
- * the same batch is dropped by ClickHouse; a replay that groups jobs differently is
- * absorbed by the tables' ReplacingMergeTree keys (every row has a deterministic id).
+ * Nothing is counted twice: the insert's deduplication token is derived from the
+ * batch's job ids, so retrying the same batch is dropped by ClickHouse; a job that
+ * may already have been written (a retry, a job taken back from a dead worker, or a
+ * re-enqueue marked `replay`) has its rows checked by id and only the missing ones
+ * are inserted; duplicates inside a batch are dropped; and batches of one writer are
+ * written one after another, so a check never races an insert of the same process.
  */
 export class BatchWorker {
   private readonly worker: Worker<FactJobData>;
@@ -36,12 +50,14 @@ export class BatchWorker {
   private batchRows = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing = new Set<Promise<void>>();
+  /** The previous batch's write: the next one starts after it. */
+  private chain: Promise<void> = Promise.resolve();
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
 
   constructor(
     private readonly writer: FactWriter,
-    private readonly wh: Warehouse,
+    private readonly ctx: WriterContext,
     connection: Redis,
     prefix: string,
     private readonly log: Logger,
@@ -73,13 +89,13 @@ export class BatchWorker {
     if (batch.length === 0) return;
     this.batch = [];
     this.batchRows = 0;
-    const done = this.write(batch).finally(() => this.flushing.delete(done));
+    const done = this.chain.then(() => this.write(batch)).finally(() => this.flushing.delete(done));
+    this.chain = done;
     this.flushing.add(done);
   }
 
   private async write(batch: Waiting[]): Promise<void> {
     const { kind, table } = this.writer;
-    const rows = batch.flatMap((w) => w.job.data.rows);
     const token = createHash('sha256')
       .update(
         batch
@@ -88,9 +104,11 @@ export class BatchWorker {
           .join(','),
       )
       .digest('hex');
+    let rows: FactRow[] = [];
     try {
-      await this.wh.insert(table, rows, `${kind}:${token}`);
-      await this.writer.afterInsert?.(rows, this.wh);
+      rows = await this.rowsToWrite(batch);
+      await this.ctx.warehouse.insert(table, rows, `${kind}:${token}`);
+      await this.writer.afterInsert?.(rows, this.ctx);
     } catch (err) {
       batchFailures.inc({ kind });
       this.log.warn({ err, kind, jobs: batch.length, rows: rows.length }, 'batch insert failed; jobs will retry');
@@ -103,6 +121,31 @@ export class BatchWorker {
       ingestionLag.observe({ kind }, (now - w.job.data.acceptedAt) / 1000);
       w.resolve();
     }
+  }
+
+  /** The batch's rows, less duplicates and rows an earlier attempt already wrote. */
+  private async rowsToWrite(batch: Waiting[]): Promise<FactRow[]> {
+    const idColumn = this.writer.idColumn;
+    if (!idColumn) return batch.flatMap((w) => w.job.data.rows);
+    const seen = new Set<string>();
+    const fresh: FactRow[] = [];
+    const suspect: FactRow[] = [];
+    for (const { job } of batch) {
+      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true;
+      for (const row of job.data.rows) {
+        const id = String(row[idColumn]);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        (mayHaveRun ? suspect : fresh).push(row);
+      }
+    }
+    if (suspect.length === 0) return fresh;
+    const present = await this.ctx.warehouse.rows<{ id: string }>(
+      `SELECT toString(${idColumn}) AS id FROM ${this.writer.table} WHERE ${idColumn} IN {ids:Array(String)}`,
+      { ids: suspect.map((r) => String(r[idColumn])) },
+    );
+    const written = new Set(present.map((r) => r.id));
+    return [...fresh, ...suspect.filter((r) => !written.has(String(r[idColumn])))];
   }
 
   /** Writes what is gathered now and waits for every batch under way. */

@@ -52,10 +52,96 @@ export interface CampaignsTable {
   created_at: CreatedAt;
 }
 
+export type DnsRecord = { type: string; name: string; value: string };
+
+export interface DomainsTable {
+  id: string;
+  hostname: string;
+  brand_id: string | null;
+  verification_status: Generated<string>;
+  verification_token: string;
+  verification_checked_at: Date | null;
+  dns: ColumnType<DnsRecord[], string | undefined, string>;
+  certificate_status: Generated<string>;
+  created_at: CreatedAt;
+}
+
+export interface LinksTable {
+  id: Generated<number>;
+  brand_id: string;
+  creator_id: string;
+  domain_id: string;
+  slug: string;
+  type: 'web' | 'app';
+  destination_url: string;
+  ios_url: string | null;
+  android_url: string | null;
+  active: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface CreatorCodesTable {
+  id: string;
+  brand_id: string;
+  creator_id: string;
+  label: string;
+  active: Generated<boolean>;
+  credited_count: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface InstallsTable {
+  id: string;
+  brand_id: string;
+  install_id: string;
+  platform: string;
+  attributed: boolean;
+  resolution_method: string;
+  confidence: number | null;
+  link_id: number | null;
+  code_id: string | null;
+  code_label: string | null;
+  creator_id: string | null;
+  app_version: string | null;
+  occurred_at: ColumnType<Date, Date | string, never>;
+  recorded_at: CreatedAt;
+  warehoused_at: Date | null;
+}
+
+export interface LedgerEventsTable {
+  id: string;
+  brand_id: string;
+  event_type: string;
+  transaction_id: string;
+  external_user_id: string | null;
+  /** numeric(18,4): pg returns it as a string. */
+  amount: ColumnType<string, string | number, string | number>;
+  currency: string;
+  source: string;
+  click_token: string | null;
+  link_id: number | null;
+  creator_id: string | null;
+  code_id: string | null;
+  code_label: string | null;
+  resolution_method: string;
+  confidence: number | null;
+  sandbox: Generated<boolean>;
+  occurred_at: ColumnType<Date, Date | string, never>;
+  recorded_at: CreatedAt;
+  warehoused_at: Date | null;
+}
+
 export interface Database {
   brands: BrandsTable;
   api_keys: ApiKeysTable;
   portal_users: PortalUsersTable;
   creators: CreatorsTable;
   campaigns: CampaignsTable;
+  domains: DomainsTable;
+  links: LinksTable;
+  creator_codes: CreatorCodesTable;
+  installs: InstallsTable;
+  ledger_events: LedgerEventsTable;
 }

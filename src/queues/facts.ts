@@ -11,4 +11,6 @@ export type FactJobData = {
   rows: FactRow[];
   /** Epoch ms when the API accepted the rows; the worker measures ingestion lag from it. */
   acceptedAt: number;
+  /** Set on rows re-enqueued from an outbox: they may already be in ClickHouse. */
+  replay?: boolean;
 };

@@ -40,6 +40,15 @@ export class FactQueues {
     ) as Record<FactKind, Queue<FactJobData>>;
   }
 
+  /** Re-queues rows that may already be in ClickHouse (outbox sweeps): the worker checks them by id. */
+  async addReplay(kind: FactKind, rows: FactRow[]): Promise<void> {
+    const jobs = [];
+    for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
+      jobs.push({ name: kind, data: { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt: Date.now(), replay: true } });
+    }
+    await this.queues[kind].addBulk(jobs);
+  }
+
   /** Queues rows for ClickHouse. Small adds from concurrent requests are coalesced into one job. */
   add(kind: FactKind, rows: FactRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();

@@ -75,7 +75,13 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       return app.inject({ ...req, headers });
     },
     startWorkers() {
-      t.workers ??= startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse: services.warehouse, log });
+      t.workers ??= startWorkers({
+        redisUrl: config.redisUrl,
+        prefix: config.queuePrefix,
+        warehouse: services.warehouse,
+        db: services.db,
+        log,
+      });
     },
     async stopWorkers() {
       await t.workers?.close();

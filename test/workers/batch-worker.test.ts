@@ -86,7 +86,7 @@ describe('batch workers', () => {
           if (failures-- > 0) throw new Error('crash after insert');
         },
       },
-      t.services.warehouse,
+      { warehouse: t.services.warehouse, db: t.services.db },
       connection,
       t.config.queuePrefix,
       t.services.log,

@@ -1,0 +1,61 @@
+/**
+ * The conversion ledger's vocabulary, shared by every source that writes to it:
+ * the web pixel and SDK (`POST /api/public/attribution/events`) and the billing
+ * provider connectors (`src/attribution/webhooks/providers/`).
+ */
+
+export const EVENT_TYPES = ['purchase', 'renewal', 'refund', 'trial', 'signup', 'lead', 'custom', 'install'] as const;
+export type LedgerEventType = (typeof EVENT_TYPES)[number];
+
+export const CURRENCIES = ['USD', 'CAD', 'EUR', 'GBP', 'AUD'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+/** SPEC 8: an unsupported or missing currency is recorded as USD. */
+export function toCurrency(value: string | null | undefined): Currency {
+  const upper = (value ?? '').trim().toUpperCase();
+  return (CURRENCIES as readonly string[]).includes(upper) ? (upper as Currency) : 'USD';
+}
+
+export const PROVIDERS = ['revenuecat', 'adapty', 'stripe', 'shopify', 'apple'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+export type LedgerSource = 'pixel' | 'sdk' | Provider;
+
+export const MAX_TRANSACTION_ID = 128;
+
+/** What a source knows of one conversion, before attribution is resolved. */
+export type LedgerDraft = {
+  eventType: LedgerEventType;
+  /** Deduplication key with (brand, eventType); at most 128 characters. Null: never deduplicated. */
+  transactionId: string | null;
+  /** The brand's user id, or an install ID (which lets a purchase inherit the install's attribution). */
+  externalUserId: string | null;
+  /** Major units. Refund rows are stored as -abs(amount); trials as 0. */
+  amount: number;
+  currency: Currency;
+  source: LedgerSource;
+  /** A click token (prefix svc_) captured by the source; credits only the brand whose link minted it. */
+  clickToken: string | null;
+  /** A creator code, matched case-insensitively against the brand's active codes. */
+  code: string | null;
+  /** Only provider webhooks mark sandbox rows; they are stored and excluded from every total. */
+  sandbox: boolean;
+  occurredAt: Date;
+  /**
+   * Refunds without attribution of their own copy it from the brand's earlier row with
+   * one of these transaction ids (default: the refund's own transaction id).
+   */
+  refundOf?: string[];
+};
+
+/** How a ledger row was credited. Inherited rows carry the install's method and confidence. */
+export type ResolutionMethod = 'click' | 'code' | 'clipboard' | 'ip' | 'unattributed';
+
+export type RecordOutcome = { id: string; duplicate: boolean };
+
+/**
+ * Records one ledger event for a brand: decides `duplicate` synchronously on
+ * (brand, event_type, transaction_id), resolves attribution (click token, purchase
+ * inheritance from an install, creator code, refund copy), keeps the row in Postgres
+ * until ClickHouse has it, and queues the ClickHouse fact. Implemented in ./record.ts.
+ */
+export type RecordLedgerEvent = (brandId: string, draft: LedgerDraft) => Promise<RecordOutcome>;
