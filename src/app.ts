@@ -5,6 +5,7 @@ import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
 import { internalRoutes } from './internal';
 import { httpDuration } from './metrics';
+import { portalRoutes } from './portal';
 import type { Services } from './services';
 
 /**
@@ -31,5 +32,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(healthRoutes, opts);
   await app.register(bullBoardRoutes, opts);
   await app.register(internalRoutes, { ...opts, prefix: '/api/internal' });
+  await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
   return app;
 }

@@ -133,6 +133,16 @@ export interface LedgerEventsTable {
   warehoused_at: Date | null;
 }
 
+export interface PortalSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  brand_id: string;
+  created_at: CreatedAt;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
 export interface Database {
   brands: BrandsTable;
   api_keys: ApiKeysTable;
@@ -144,4 +154,5 @@ export interface Database {
   creator_codes: CreatorCodesTable;
   installs: InstallsTable;
   ledger_events: LedgerEventsTable;
+  portal_sessions: PortalSessionsTable;
 }

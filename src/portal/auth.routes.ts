@@ -1,0 +1,52 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { HttpError } from '../http/errors';
+import { verifyPassword } from '../secrets';
+import type { Services } from '../services';
+import { closeSession, openSession, portalSessionGuard } from './session';
+
+const loginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
+
+// Compared against when the email is unknown, so both failures take as long.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/** POST /api/client/auth/login, /logout and GET /me (CONTRACT 6). */
+export async function authRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const { db } = services;
+
+  app.post('/login', async (req, reply) => {
+    const body = loginBody.parse(req.body);
+    const user = await db
+      .selectFrom('portal_users')
+      .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
+      .select(['portal_users.id', 'portal_users.brand_id', 'portal_users.email', 'portal_users.password_hash', 'brands.name as brand_name'])
+      .where('portal_users.email', '=', body.email.toLowerCase())
+      .executeTakeFirst();
+    const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+    if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
+    const expiresAt = await openSession(db, reply, user);
+    return {
+      user: { id: user.id, email: user.email },
+      brand: { id: user.brand_id, name: user.brand_name },
+      expires_at: expiresAt.toISOString(),
+    };
+  });
+
+  const requirePortalSession = portalSessionGuard(db);
+
+  app.post('/logout', { preHandler: requirePortalSession }, async (req, reply) => {
+    await closeSession(db, req, reply);
+    return { ok: true };
+  });
+
+  app.get('/me', { preHandler: requirePortalSession }, async (req) => {
+    const portal = req.portal!;
+    const row = await db
+      .selectFrom('portal_users')
+      .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
+      .select(['portal_users.email', 'brands.name'])
+      .where('portal_users.id', '=', portal.userId)
+      .executeTakeFirstOrThrow();
+    return { user: { id: portal.userId, email: row.email }, brand: { id: portal.brandId, name: row.name } };
+  });
+}

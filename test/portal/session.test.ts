@@ -1,0 +1,83 @@
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrand } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+
+let t: TestService;
+let brandId: string;
+const email = 'owner@acme.test';
+const password = 'a long enough password';
+
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+  brandId = (await createBrand(t, { name: 'Acme' })).id;
+  const res = await t.request({ method: 'POST', url: `/api/internal/brands/${brandId}/portal-users`, admin: true, payload: { email, password } });
+  expect(res.statusCode).toBe(201);
+});
+afterAll(async () => destroyTestService(t));
+
+async function login(pw = password, headers: Record<string, string> = {}) {
+  return t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email: 'Owner@Acme.test', password: pw }, headers });
+}
+const cookieOf = (res: { headers: Record<string, unknown> }) => String(res.headers['set-cookie']).split(';')[0]!;
+
+describe('portal session (CONTRACT 6)', () => {
+  it('logs in with email and password and sets an HttpOnly, SameSite=Lax session cookie', async () => {
+    const res = await login();
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ user: { email }, brand: { id: brandId, name: 'Acme' } });
+    const setCookie = String(res.headers['set-cookie']);
+    expect(setCookie).toMatch(/^svc_session=[A-Za-z0-9_-]{40,};/);
+    expect(setCookie).toContain('HttpOnly');
+    expect(setCookie).toContain('SameSite=Lax');
+    expect(setCookie).not.toContain('Secure'); // plain HTTP here; set over HTTPS
+    const token = cookieOf(res).split('=')[1]!;
+    const stored = await t.services.db.selectFrom('portal_sessions').select('token_hash').execute();
+    expect(stored.map((s) => s.token_hash)).toContain(createHash('sha256').update(token).digest('hex'));
+    expect(JSON.stringify(stored)).not.toContain(token);
+    const me = await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: cookieOf(res) } });
+    expect(me.json()).toMatchObject({ brand: { id: brandId } });
+  });
+
+  it('refuses a wrong password or unknown email with 401', async () => {
+    expect((await login('not the password')).statusCode).toBe(401);
+    const res = await t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email: 'nobody@x.test', password } });
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'invalid_credentials' });
+  });
+
+  it('answers 401 unauthorized without a valid session', async () => {
+    for (const cookie of [undefined, 'svc_session=forged']) {
+      const res = await t.request({ method: 'GET', url: '/api/client/auth/me', headers: cookie ? { cookie } : {} });
+      expect(res.statusCode).toBe(401);
+      expect(res.json()).toEqual({ error: 'unauthorized' });
+    }
+  });
+
+  it('logs out only the session that asks, on the server', async () => {
+    const a = cookieOf(await login());
+    const b = cookieOf(await login());
+    const out = await t.request({ method: 'POST', url: '/api/client/auth/logout', headers: { cookie: a } });
+    expect(out.statusCode).toBe(200);
+    expect((await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: a } })).statusCode).toBe(401);
+    expect((await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: b } })).statusCode).toBe(200);
+  });
+
+  it('rejects an expired session', async () => {
+    const c = cookieOf(await login());
+    const hash = createHash('sha256').update(c.split('=')[1]!).digest('hex');
+    await t.services.db.updateTable('portal_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', hash).execute();
+    expect((await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: c } })).statusCode).toBe(401);
+  });
+
+  it('refuses cookie-authenticated writes from a foreign Origin', async () => {
+    const c = cookieOf(await login());
+    const foreign = await t.request({ method: 'POST', url: '/api/client/auth/logout', headers: { cookie: c, origin: 'https://evil.example' } });
+    expect(foreign.statusCode).toBe(403);
+    expect(foreign.json()).toEqual({ error: 'forbidden_origin' });
+    expect((await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: c } })).statusCode).toBe(200);
+    expect((await login(password, { origin: 'https://evil.example' })).statusCode).toBe(403);
+    const own = await t.request({ method: 'POST', url: '/api/client/auth/logout', headers: { cookie: c, origin: 'http://svc.test' } });
+    expect(own.statusCode).toBe(200);
+  });
+});
