@@ -11,6 +11,9 @@ export type Db = Kysely<Database>;
 
 export function createDb(databaseUrl: string, max = 10): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max });
+  // An idle client that the server disconnects (restart, failover) emits 'error';
+  // the pool drops it and the next query opens a new one, so it must not crash us.
+  pool.on('error', () => {});
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
