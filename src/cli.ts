@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
+import { seedDemoCommand } from './demo/cli';
 import { signAdminToken } from './http/admin-auth';
 import { createLogger } from './logger';
 import { closeServices, createServices, migrate } from './services';
@@ -20,6 +21,10 @@ const commands: Record<string, Command> = {
         await closeServices(services);
       }
     },
+  },
+  'seed-demo': {
+    summary: 'load demo brands (--brands N --creators N --placements N --days N) and print their API keys',
+    run: seedDemoCommand,
   },
   'admin-token': {
     summary: 'print an admin JWT valid for one hour (--sub NAME)',

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { startWorkers, type Workers } from '../workers';
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
+import { loadDemoOnFirstStart } from './demo';
 import { createLogger } from './logger';
 import { closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
 
@@ -40,6 +41,7 @@ async function main(mode: Mode): Promise<void> {
     console.log(`svc listening on ${address}`);
   }
   onShutdown(log, services, app, workers);
+  if (app) await loadDemoOnFirstStart(services, app);
 }
 
 function onShutdown(log: Services['log'], services: Services, app?: FastifyInstance, workers?: Workers): void {

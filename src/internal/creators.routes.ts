@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { mirrorCreators } from '../data-api/creator-mirror';
 import { notFound } from '../http/errors';
 import { platformSchema } from '../platforms';
 import { newId } from '../secrets';
@@ -22,10 +23,15 @@ export async function creatorRoutes(app: FastifyInstance, { services }: { servic
 
   app.post('/creators', async (req, reply) => {
     const body = createCreator.parse(req.body);
+    const id = newId();
+    // The Data API sorts and names creators in ClickHouse: mirror first (see mirrorCreators).
+    await mirrorCreators(services.warehouse, [
+      { id, name: body.name, handles: body.handles ?? [], followers: body.followers ?? null },
+    ]);
     const creator = await db
       .insertInto('creators')
       .values({
-        id: newId(),
+        id,
         name: body.name,
         first_name: body.first_name ?? null,
         handles: JSON.stringify(body.handles ?? []),

@@ -1,0 +1,57 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../db/database';
+import { HttpError } from '../http/errors';
+import { sha256 } from '../secrets';
+
+/** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (SPEC 5). */
+export function apiKeyOf(req: FastifyRequest): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (bearer) return bearer[1];
+  const header = req.headers['x-svc-api-key'];
+  if (typeof header === 'string' && header.trim()) return header.trim();
+  const query = (req.query as Record<string, unknown> | undefined)?.api_key;
+  if (typeof query === 'string' && query) return query;
+  return undefined;
+}
+
+type Cached = { brandId: string | null; expires: number };
+
+/**
+ * Resolves API keys to their brand. Keys are stored as SHA-256 hex; answers (unknown keys
+ * too) are cached briefly so a busy client costs Postgres one lookup per TTL, and a revoked
+ * key stops working within the TTL. The cache is bounded: the oldest entry makes room.
+ */
+export class ApiKeys {
+  private cache = new Map<string, Cached>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly ttlMs = 30_000,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** The brand the request's key belongs to; 401 when the key is missing, unknown or revoked. */
+  async brandIdFor(req: FastifyRequest): Promise<string> {
+    const key = apiKeyOf(req);
+    if (!key) throw new HttpError(401, { error: 'missing_api_key' });
+    const brandId = await this.lookup(sha256(key));
+    if (!brandId) throw new HttpError(401, { error: 'invalid_api_key' });
+    return brandId;
+  }
+
+  private async lookup(hash: string): Promise<string | null> {
+    const now = Date.now();
+    const hit = this.cache.get(hash);
+    if (hit && hit.expires > now) return hit.brandId;
+    const row = await this.db
+      .selectFrom('api_keys')
+      .select('brand_id')
+      .where('key_hash', '=', hash)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    this.cache.delete(hash);
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(hash, { brandId: row?.brand_id ?? null, expires: now + this.ttlMs });
+    return row?.brand_id ?? null;
+  }
+}

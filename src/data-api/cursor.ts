@@ -1,0 +1,30 @@
+import { invalidParameter, SORTS, type Sort } from './params';
+import type { PostCursor } from './queries';
+
+/**
+ * /posts cursors: the sort, the sort key and the id of the last placement answered,
+ * as base64url JSON. Keyset paging on (key, id) visits each placement once, ties
+ * included, and a deep page costs what the first does.
+ */
+export function encodeCursor(sort: Sort, position: PostCursor): string {
+  return Buffer.from(JSON.stringify([sort, position.key, position.id])).toString('base64url');
+}
+
+/** The position a cursor names; 400 invalid_parameter (cursor) unless it came from /posts with this sort. */
+export function decodeCursor(cursor: string, sort: Sort): PostCursor {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    value = undefined;
+  }
+  if (!Array.isArray(value) || value.length !== 3) throw invalidParameter('cursor', 'not a cursor from this API');
+  const [cursorSort, key, id] = value as unknown[];
+  if (!SORTS.includes(cursorSort as Sort) || typeof key !== 'number' || !Number.isFinite(key) || typeof id !== 'string') {
+    throw invalidParameter('cursor', 'not a cursor from this API');
+  }
+  if (cursorSort !== sort) throw invalidParameter('cursor', `the cursor belongs to sort=${cursorSort}`);
+  // recent and views keys are integers (epoch milliseconds, views)
+  if (sort !== 'engagement' && !Number.isSafeInteger(key)) throw invalidParameter('cursor', 'not a cursor from this API');
+  return { key, id };
+}

@@ -1,0 +1,303 @@
+import type { Warehouse } from '../warehouse/clickhouse';
+import type { Scope, Sort } from './params';
+
+/**
+ * The Data API's ClickHouse questions, over the derived tables of clickhouse/0002_data_api.sql.
+ * Every value is bound as a {name:Type} parameter; the only SQL chosen in code is fixed
+ * text picked from the maps below. Every question is scoped to one brand.
+ */
+
+const scopeParams = (s: Scope) => ({
+  brand: s.brandId,
+  start: s.start,
+  end: s.end,
+  platforms: s.platforms,
+  campaigns: s.campaignIds,
+});
+
+/** Rows (placement_totals or placement_activity) of the brand's placements on the chosen platforms and campaigns. */
+const IN_SCOPE = `brand_id = {brand:String} AND platform IN {platforms:Array(String)} AND campaign_id IN {campaigns:Array(String)}`;
+const POSTED_IN_RANGE = `toDate(posted_at) BETWEEN {start:Date} AND {end:Date}`;
+/** The placement had a day with activity in the range. */
+const ACTIVE_IN_RANGE = `arrayExists(run -> run.first <= {end:Date} AND run.last >= {start:Date}, active_runs)`;
+/** All the placement's snapshots lie in the range, so its activity in the range is its lifetime totals. */
+const HISTORY_IN_RANGE = `(first_snapshot >= {start:Date} AND last_snapshot <= {end:Date})`;
+
+const PLACEMENT_COLUMNS = 'placement_id, platform, campaign_id, creator_id, url, thumbnail_url, caption, posted_at';
+
+/**
+ * The placements an answer counts, one row each with the figures it counts them with
+ * (shares null when the placement reported none):
+ * - upload_date: placements posted in the range, with their lifetime totals;
+ * - view_date: placements with activity in the range, with their activity in it. Those
+ *   whose whole history lies in the range take their lifetime totals; only placements
+ *   straddling an end of the range sum their days in placement_activity.
+ */
+const COUNTED_PLACEMENTS: Record<Scope['attribution'], string> = {
+  upload_date: `
+    SELECT ${PLACEMENT_COLUMNS}, views, likes, comments, shares
+    FROM placement_totals FINAL
+    WHERE ${IN_SCOPE} AND ${POSTED_IN_RANGE}`,
+  view_date: `
+    SELECT ${PLACEMENT_COLUMNS}, views, likes, comments, if(shares_reported, ifNull(shares, 0), NULL) AS shares
+    FROM placement_totals FINAL
+    WHERE ${IN_SCOPE} AND ${HISTORY_IN_RANGE} AND notEmpty(active_runs)
+    UNION ALL
+    SELECT ${PLACEMENT_COLUMNS}, a.views, a.likes, a.comments, if(a.shares_known > 0, a.shares, NULL)
+    FROM (
+        SELECT * FROM placement_totals FINAL
+        WHERE ${IN_SCOPE} AND NOT ${HISTORY_IN_RANGE} AND ${ACTIVE_IN_RANGE}
+    ) AS t
+    INNER JOIN (
+        SELECT placement_id, sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
+               sum(shares) AS shares, sum(shares_known) AS shares_known
+        FROM placement_activity
+        WHERE ${IN_SCOPE} AND date BETWEEN {start:Date} AND {end:Date}
+          AND placement_id IN (
+              SELECT placement_id FROM placement_totals FINAL
+              WHERE ${IN_SCOPE} AND NOT ${HISTORY_IN_RANGE} AND ${ACTIVE_IN_RANGE})
+        GROUP BY placement_id
+        HAVING sum(active) > 0
+    ) AS a USING (placement_id)`,
+};
+
+/** Totals over counted placements: shares are null only when every counted placement's are. */
+const TOTALS = `count() AS posts, sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
+  if(count() > 0 AND count(shares) = 0, NULL, sum(ifNull(shares, 0))) AS shares`;
+
+const ENGAGEMENT_RATE = `if(views = 0, 0, (likes + comments + ifNull(shares, 0)) / views)`;
+
+/** Creator names, handles and followers of the brand's creators (the mirror of Postgres). */
+const BRAND_CREATORS = `
+    SELECT creator_id, name, handles, followers
+    FROM creators FINAL
+    WHERE creator_id IN (SELECT creator_id FROM placement_totals WHERE brand_id = {brand:String})`;
+
+export type Totals = { posts: number; views: number; likes: number; comments: number; shares: number | null };
+export type Summary = Totals & { creators: number };
+export type DailyTotals = Totals & { date: string };
+
+const SUMMARY: Record<Scope['attribution'], string> = {
+  upload_date: `
+    SELECT ${TOTALS}, uniqExactIf(creator_id, creator_id != '') AS creators
+    FROM (${COUNTED_PLACEMENTS.upload_date})`,
+  // Sums from the by_day projection; placements and creators from their active days.
+  view_date: `
+    SELECT c.posts AS posts, a.views AS views, a.likes AS likes, a.comments AS comments,
+           if(c.posts > 0 AND a.shares_known = 0, NULL, a.shares) AS shares, c.creators AS creators
+    FROM (
+        SELECT sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
+               sum(shares) AS shares, sum(shares_known) AS shares_known
+        FROM placement_activity
+        WHERE ${IN_SCOPE} AND date BETWEEN {start:Date} AND {end:Date}
+    ) AS a
+    CROSS JOIN (
+        SELECT count() AS posts, uniqExactIf(creator_id, creator_id != '') AS creators
+        FROM placement_totals FINAL
+        WHERE ${IN_SCOPE} AND ${ACTIVE_IN_RANGE}
+    ) AS c`,
+};
+
+/** Days with something counted; the caller fills in the others. */
+const DAILY: Record<Scope['attribution'], string> = {
+  upload_date: `
+    SELECT toDate(posted_at) AS date, ${TOTALS}
+    FROM placement_totals FINAL
+    WHERE ${IN_SCOPE} AND ${POSTED_IN_RANGE}
+    GROUP BY date ORDER BY date`,
+  // Read from the by_day projection: a few rows per day, whatever the number of placements.
+  view_date: `
+    SELECT date, sum(active) AS posts, sum(views) AS views, sum(likes) AS likes,
+           sum(comments) AS comments, if(posts > 0 AND sum(shares_known) = 0, NULL, sum(shares)) AS shares
+    FROM placement_activity
+    WHERE ${IN_SCOPE} AND date BETWEEN {start:Date} AND {end:Date}
+    GROUP BY date ORDER BY date`,
+};
+
+/** Sort keys of /posts, each descending with the placement id ascending to break ties. */
+const POST_SORT_KEYS: Record<Sort, { expression: string; type: 'Int64' | 'Float64' }> = {
+  recent: { expression: 'toUnixTimestamp64Milli(posted_at)', type: 'Int64' },
+  views: { expression: 'views', type: 'Int64' },
+  engagement: { expression: 'engagement_rate', type: 'Float64' },
+};
+
+/** A /posts position: the sort key and id of the last placement already answered. */
+export type PostCursor = { key: number; id: string };
+
+export type PostRow = {
+  placement_id: string;
+  url: string | null;
+  thumbnail_url: string | null;
+  caption: string | null;
+  platform: string;
+  posted_at: string;
+  campaign_id: string;
+  creator_id: string;
+  creator_name: string;
+  creator_handle: string;
+  views: number;
+  likes: number;
+  comments: number;
+  shares: number | null;
+  engagement_rate: number;
+  sort_key: number;
+};
+
+function postsQuery(scope: Scope, sort: Sort, limit: number, after: PostCursor | undefined) {
+  const key = POST_SORT_KEYS[sort];
+  const keyset = after
+    ? `WHERE sort_key < {after_key:${key.type}} OR (sort_key = {after_key:${key.type}} AND placement_id > {after_id:String})`
+    : '';
+  const query = `
+    SELECT p.*, c.name AS creator_name, arrayFirst(h -> h.platform = p.platform, c.handles).handle AS creator_handle
+    FROM (
+        SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate, ${key.expression} AS sort_key
+        FROM (${COUNTED_PLACEMENTS[scope.attribution]})
+        ${keyset}
+        ORDER BY sort_key DESC, placement_id ASC
+        LIMIT {limit:UInt32}
+    ) AS p
+    LEFT JOIN (${BRAND_CREATORS}) AS c ON c.creator_id = p.creator_id
+    ORDER BY p.sort_key DESC, p.placement_id ASC
+    SETTINGS join_use_nulls = 0`;
+  return { query, params: { ...scopeParams(scope), limit, after_key: after?.key, after_id: after?.id } };
+}
+
+export type CreatorRow = {
+  creator_id: string;
+  name: string;
+  handles: { platform: string; handle: string }[];
+  followers: number | null;
+  platforms: string[];
+  posts: number;
+  views: number;
+  likes: number;
+  comments: number;
+  shares: number | null;
+  engagement_rate: number;
+  avg_views: number;
+};
+
+/** posts.csv reads placements in pages of these sizes. */
+const FIRST_CSV_PAGE = 1_000;
+const CSV_PAGE = 10_000;
+
+/** Placements without a creator are answered as one creator row with this name and a null id. */
+const UNKNOWN_CREATOR_NAME = 'Unknown creator';
+
+function creatorsQuery(scope: Scope, limit: number, offset: number) {
+  const query = `
+    SELECT g.creator_id AS creator_id, if(g.creator_id = '', {unknown:String}, c.name) AS name, c.handles AS handles,
+           c.followers AS followers, g.platforms AS platforms, g.posts AS posts, g.views AS views, g.likes AS likes,
+           g.comments AS comments, g.shares AS shares, ${ENGAGEMENT_RATE} AS engagement_rate,
+           g.views / g.posts AS avg_views, count() OVER () AS total
+    FROM (
+        SELECT creator_id, ${TOTALS}, groupUniqArray(platform) AS platforms
+        FROM (${COUNTED_PLACEMENTS[scope.attribution]})
+        GROUP BY creator_id
+    ) AS g
+    LEFT JOIN (${BRAND_CREATORS}) AS c ON c.creator_id = g.creator_id
+    ORDER BY views DESC, name ASC, creator_id ASC
+    LIMIT {limit:UInt32} OFFSET {offset:UInt64}
+    SETTINGS join_use_nulls = 0`;
+  return { query, params: { ...scopeParams(scope), unknown: UNKNOWN_CREATOR_NAME, limit, offset } };
+}
+
+/** Reads the Data API's answers from ClickHouse. */
+export class DataQueries {
+  constructor(private readonly wh: Warehouse) {}
+
+  /** First posting day of the brand's placements in visible campaigns, or null. */
+  async metricsSince(brandId: string, visibleCampaignIds: string[]): Promise<string | null> {
+    const [row] = await this.wh.rows<{ since: string | null }>(
+      `SELECT toString(minOrNull(toDate(posted_at))) AS since
+       FROM placement_totals FINAL
+       WHERE brand_id = {brand:String} AND campaign_id IN {campaigns:Array(String)}`,
+      { brand: brandId, campaigns: visibleCampaignIds },
+    );
+    return row?.since ?? null;
+  }
+
+  async summary(scope: Scope): Promise<Summary> {
+    const [row] = await this.wh.rows<Summary>(SUMMARY[scope.attribution], scopeParams(scope));
+    return row!;
+  }
+
+  /** Totals of the days in range that have any; days without are absent. */
+  daily(scope: Scope): Promise<DailyTotals[]> {
+    return this.wh.rows<DailyTotals>(DAILY[scope.attribution], scopeParams(scope));
+  }
+
+  /** Up to `limit` placements after the cursor, in the order of `sort`. */
+  posts(scope: Scope, sort: Sort, limit: number, after?: PostCursor): Promise<PostRow[]> {
+    const { query, params } = postsQuery(scope, sort, limit, after);
+    return this.wh.rows<PostRow>(query, params);
+  }
+
+  /**
+   * Up to `max` placements for CSV, read in keyset pages of the /posts query: a small
+   * first page, so the first bytes leave at once, then larger ones. Each page is streamed
+   * as ClickHouse sends it; only one page is ever in flight.
+   */
+  async postsStream(scope: Scope, sort: Sort, max: number): Promise<AsyncIterable<PostRow>> {
+    const read = (limit: number, after?: PostCursor) => {
+      const { query, params } = postsQuery(scope, sort, limit, after);
+      return this.stream<PostRow>(query, params);
+    };
+    let limit = Math.min(FIRST_CSV_PAGE, max);
+    const first = await read(limit); // awaited here: a failing query fails the request, not the body
+    return (async function* () {
+      let page = first;
+      let sent = 0;
+      for (;;) {
+        let last: PostRow | undefined;
+        let count = 0;
+        for await (const row of page) {
+          yield row;
+          last = row;
+          count++;
+        }
+        sent += count;
+        if (last === undefined || count < limit || sent >= max) return;
+        limit = Math.min(CSV_PAGE, max - sent);
+        page = await read(limit, { key: last.sort_key, id: last.placement_id });
+      }
+    })();
+  }
+
+  /** One page of creators and the number of creators in scope. */
+  async creators(scope: Scope, page: number, limit: number): Promise<{ rows: CreatorRow[]; total: number }> {
+    const { query, params } = creatorsQuery(scope, limit, (page - 1) * limit);
+    const rows = await this.wh.rows<CreatorRow & { total: number }>(query, params);
+    // Each row carries the count; a page past the end has no row to carry it.
+    const total = rows[0]?.total ?? (page === 1 ? 0 : await this.creatorCount(scope));
+    return { rows, total };
+  }
+
+  /** The first `limit` creators, read as ClickHouse sends them (CSV). */
+  creatorsStream(scope: Scope, limit: number): Promise<AsyncIterable<CreatorRow>> {
+    const { query, params } = creatorsQuery(scope, limit, 0);
+    return this.stream<CreatorRow>(query, params);
+  }
+
+  private async creatorCount(scope: Scope): Promise<number> {
+    const [row] = await this.wh.rows<{ n: number }>(
+      `SELECT uniqExact(creator_id) AS n FROM (${COUNTED_PLACEMENTS[scope.attribution]})`,
+      scopeParams(scope),
+    );
+    return row!.n;
+  }
+
+  /**
+   * Runs a query and yields its rows as they are read from the result stream. Awaiting
+   * the call surfaces query errors before anything is answered.
+   */
+  private async stream<T>(query: string, params: Record<string, unknown>): Promise<AsyncIterable<T>> {
+    const result = await this.wh.client.query({ query, query_params: params, format: 'JSONEachRow' });
+    return (async function* () {
+      for await (const rows of result.stream()) {
+        for (const row of rows) yield row.json<T>();
+      }
+    })();
+  }
+}

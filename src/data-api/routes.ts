@@ -1,0 +1,198 @@
+import type { z } from 'zod';
+import { decodeCursor, encodeCursor } from './cursor';
+import type { CsvBody } from './csv';
+import {
+  type CommonQuery,
+  commonQuery,
+  creatorsQuery,
+  dailyQuery,
+  postsCsvQuery,
+  postsQuery,
+  type Scope,
+} from './params';
+import type { DataQueries } from './queries';
+import {
+  brandSchema,
+  creatorCsvRecord,
+  creatorSchema,
+  csvColumns,
+  cursorPaginationSchema,
+  dailyCsvRecord,
+  dailyRowSchema,
+  dailyRows,
+  engagementRate,
+  envelope,
+  pagePaginationSchema,
+  pagedEnvelope,
+  postCsvRecord,
+  postSchema,
+  summarySchema,
+  toCreator,
+  toPost,
+} from './resources';
+
+/**
+ * The Data API endpoints (SPEC 4.1), each as: path, query schema, answer, handler.
+ * index.ts serves them behind the API key; openapi.ts describes them from the same schemas.
+ */
+
+export type Campaign = { id: string; name: string; status: string; start_date: string | null; end_date: string | null };
+export type Brand = { id: string; name: string; logo_url: string | null; default_platforms: string[] };
+
+/** An authenticated, validated request: its brand, parameters and resolved scope. */
+export type DataRequest<Q> = {
+  brand: Brand;
+  campaigns: Campaign[];
+  campaignNames: Map<string, string>;
+  query: Q;
+  scope: Scope;
+  queries: DataQueries;
+  metricsSince(): Promise<string | null>;
+};
+
+type QuerySchema = z.ZodObject & z.ZodType<CommonQuery>;
+type JsonAnswer = { data: unknown; pagination?: unknown };
+
+export type Endpoint = { path: string; summary: string; query: QuerySchema } & (
+  | { kind: 'json'; response: { name: string; schema: z.ZodType }; handle(r: DataRequest<never>): Promise<JsonAnswer> }
+  | { kind: 'csv'; handle(r: DataRequest<never>): Promise<CsvBody> }
+);
+
+const json = <S extends QuerySchema>(e: {
+  path: string;
+  summary: string;
+  query: S;
+  response: { name: string; schema: z.ZodType };
+  handle(r: DataRequest<z.output<S>>): Promise<JsonAnswer>;
+}): Endpoint => ({ kind: 'json', ...e });
+
+const csv = <S extends QuerySchema>(e: {
+  path: string;
+  summary: string;
+  query: S;
+  handle(r: DataRequest<z.output<S>>): Promise<CsvBody>;
+}): Endpoint => ({ kind: 'csv', ...e });
+
+/** posts.csv stops after this many placements (SPEC 8). */
+const MAX_CSV_POSTS = 50_000;
+/** creators.csv stops after this many creators (the most viewed). */
+const MAX_CSV_CREATORS = 100_000;
+
+const fileName = (name: string, s: Scope) => `${name}_${s.start}_${s.end}.csv`;
+
+async function* mapRows<T>(rows: AsyncIterable<T>, record: (row: T) => unknown[]): AsyncIterable<unknown[]> {
+  for await (const row of rows) yield record(row);
+}
+
+export const endpoints: Endpoint[] = [
+  json({
+    path: '/brand',
+    summary: 'The brand, its default platforms and its visible campaigns',
+    query: commonQuery,
+    response: { name: 'BrandResponse', schema: envelope(brandSchema) },
+    async handle(r) {
+      const data = { ...r.brand, campaigns: r.campaigns, metrics_since: await r.metricsSince() };
+      return { data };
+    },
+  }),
+
+  json({
+    path: '/metrics/summary',
+    summary: 'Totals of the placements counted in the range',
+    query: commonQuery,
+    response: { name: 'SummaryResponse', schema: envelope(summarySchema) },
+    async handle(r) {
+      const s = await r.queries.summary(r.scope);
+      const { posts, views, likes, comments, shares, creators } = s;
+      return { data: { posts, views, likes, comments, shares, engagement_rate: engagementRate(s), creators } };
+    },
+  }),
+
+  json({
+    path: '/metrics/daily',
+    summary: 'One row per day of the range',
+    query: dailyQuery,
+    response: { name: 'DailyResponse', schema: envelope(dailyRowSchema.array()) },
+    async handle(r) {
+      const totals = await r.queries.daily(r.scope);
+      return { data: dailyRows(totals, r.scope.start, r.scope.end, r.query.view_type === 'cumulative') };
+    },
+  }),
+
+  json({
+    path: '/posts',
+    summary: 'Placements, a page at a time (follow pagination.next_cursor while has_more)',
+    query: postsQuery,
+    response: { name: 'PostsResponse', schema: pagedEnvelope(postSchema.array(), cursorPaginationSchema) },
+    async handle(r) {
+      const { sort, limit, cursor } = r.query;
+      const after = cursor === undefined ? undefined : decodeCursor(cursor, sort);
+      const rows = await r.queries.posts(r.scope, sort, limit + 1, after);
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const hasMore = rows.length > limit && last !== undefined;
+      return {
+        data: page.map((row) => toPost(row, r.campaignNames)),
+        pagination: {
+          next_cursor: hasMore ? encodeCursor(sort, { key: last.sort_key, id: last.placement_id }) : null,
+          has_more: hasMore,
+        },
+      };
+    },
+  }),
+
+  json({
+    path: '/creators',
+    summary: 'Creators by views, then name, a page at a time',
+    query: creatorsQuery,
+    response: { name: 'CreatorsResponse', schema: pagedEnvelope(creatorSchema.array(), pagePaginationSchema) },
+    async handle(r) {
+      const { page, limit } = r.query;
+      const { rows, total } = await r.queries.creators(r.scope, page, limit);
+      const totalPages = Math.ceil(total / limit);
+      return {
+        data: rows.map(toCreator),
+        pagination: { page, page_size: limit, total, total_pages: totalPages, has_more: page < totalPages },
+      };
+    },
+  }),
+
+  csv({
+    path: '/metrics/daily.csv',
+    summary: 'The daily rows as CSV',
+    query: dailyQuery,
+    async handle(r) {
+      const totals = await r.queries.daily(r.scope);
+      const rows = dailyRows(totals, r.scope.start, r.scope.end, r.query.view_type === 'cumulative');
+      return { filename: fileName('daily', r.scope), columns: csvColumns.daily, records: rows.map(dailyCsvRecord) };
+    },
+  }),
+
+  csv({
+    path: '/posts.csv',
+    summary: `Placements as CSV, up to ${MAX_CSV_POSTS.toLocaleString('en')}`,
+    query: postsCsvQuery,
+    async handle(r) {
+      const rows = await r.queries.postsStream(r.scope, r.query.sort, MAX_CSV_POSTS);
+      return {
+        filename: fileName('posts', r.scope),
+        columns: csvColumns.posts,
+        records: mapRows(rows, (row) => postCsvRecord(toPost(row, r.campaignNames))),
+      };
+    },
+  }),
+
+  csv({
+    path: '/creators.csv',
+    summary: 'Creators as CSV, by views then name',
+    query: commonQuery,
+    async handle(r) {
+      const rows = await r.queries.creatorsStream(r.scope, MAX_CSV_CREATORS);
+      return {
+        filename: fileName('creators', r.scope),
+        columns: csvColumns.creators,
+        records: mapRows(rows, (row) => creatorCsvRecord(toCreator(row))),
+      };
+    },
+  }),
+];

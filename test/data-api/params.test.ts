@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addMonths, periodStart, todayUtc } from '../../src/data-api/params';
+import { envelope, summarySchema } from '../../src/data-api/resources';
+import { createApiKey } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { addPlacements, addSnapshots, api, brandWithKey, createCampaign, ok } from './helpers';
+
+/** Authentication (SPEC 5), parameter errors and periods (CONTRACT 5), and /openapi.json (SPEC 2.9). */
+let t: TestService;
+let key: string;
+let brandId: string;
+let campaignId: string;
+const summary = envelope(summarySchema);
+
+const daysAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+
+beforeAll(async () => {
+  t = await startTestService();
+  ({
+    key,
+    brand: { id: brandId },
+  } = await brandWithKey(t, { name: 'Params' }));
+  campaignId = (await createCampaign(t, { brand_id: brandId, name: 'C' })).id;
+  // Placements posted at noon today, yesterday, 6, 7 and 29 days ago.
+  const ages = [0, 1, 6, 7, 29];
+  await addPlacements(
+    t,
+    brandId,
+    ages.map((age) => ({ id: `age-${age}`, campaign_id: campaignId, creator_id: null, platform: 'tiktok', posted_at: `${daysAgo(age)}T12:00:00Z` })),
+  );
+  for (const age of ages) await addSnapshots(t, `age-${age}`, [[daysAgo(age), 10, 1, 0, 0]]);
+  await t.settle();
+});
+afterAll(async () => destroyTestService(t));
+
+describe('authentication', () => {
+  it('takes the key as a Bearer token, an X-SVC-API-Key header or an api_key parameter', async () => {
+    const bearer = await t.request({ method: 'GET', url: '/api/v1/metrics/summary', headers: { authorization: `Bearer ${key}` } });
+    const header = await t.request({ method: 'GET', url: '/api/v1/metrics/summary', headers: { 'x-svc-api-key': key } });
+    const query = await t.request({ method: 'GET', url: `/api/v1/metrics/summary?api_key=${encodeURIComponent(key)}` });
+    expect([bearer.statusCode, header.statusCode, query.statusCode]).toEqual([200, 200, 200]);
+    expect(query.json().data).toEqual(bearer.json().data);
+  });
+
+  it('answers 401 missing_api_key without a key, invalid_api_key for an unknown or revoked one', async () => {
+    for (const path of ['/brand', '/metrics/summary', '/metrics/daily', '/posts', '/creators', '/metrics/daily.csv', '/posts.csv', '/creators.csv']) {
+      const missing = await api(t, undefined, path);
+      expect(missing.statusCode).toBe(401);
+      expect(missing.json()).toEqual({ error: 'missing_api_key' });
+    }
+    const basic = await t.request({ method: 'GET', url: '/api/v1/brand', headers: { authorization: 'Basic abc' } });
+    expect(basic.json()).toEqual({ error: 'missing_api_key' });
+    const unknown = await api(t, 'sk_not_a_real_key', '/brand');
+    expect(unknown.statusCode).toBe(401);
+    expect(unknown.json()).toEqual({ error: 'invalid_api_key' });
+
+    const revoked = await createApiKey(t, brandId);
+    await t.services.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', revoked.id).execute();
+    const res = await api(t, revoked.key, '/brand');
+    expect(res.statusCode).toBe(401);
+    expect(res.json()).toEqual({ error: 'invalid_api_key' });
+  });
+
+  it('checks the key before the parameters', async () => {
+    const res = await api(t, undefined, '/metrics/summary', { period: 'week' });
+    expect(res.statusCode).toBe(401);
+  });
+});
+
+describe('invalid parameters', () => {
+  const cases: [string, Record<string, string>, string][] = [
+    ['/metrics/summary', { period: 'week' }, 'period'],
+    ['/metrics/summary', { start_date: '2026-13-01', end_date: '2026-12-31' }, 'start_date'],
+    ['/metrics/summary', { start_date: '2026-02-01', end_date: '2026-02-30' }, 'end_date'],
+    ['/metrics/summary', { start_date: '1 May 2026', end_date: '2026-05-02' }, 'start_date'],
+    ['/metrics/summary', { start_date: '2026-05-01' }, 'end_date'],
+    ['/metrics/summary', { end_date: '2026-05-01' }, 'start_date'],
+    ['/metrics/summary', { start_date: '2026-05-02', end_date: '2026-05-01' }, 'end_date'],
+    ['/metrics/summary', { period: '7d', start_date: '2026-05-01', end_date: '2026-05-02' }, 'period'],
+    ['/metrics/summary', { period: 'custom' }, 'start_date'],
+    ['/metrics/summary', { platform: 'myspace' }, 'platform'],
+    ['/metrics/summary', { platform: 'tiktok,myspace' }, 'platform'],
+    ['/metrics/summary', { platform: '' }, 'platform'],
+    ['/metrics/summary', { attribution: 'click_date' }, 'attribution'],
+    ['/metrics/summary', { campaign_id: 'nope' }, 'campaign_id'],
+    ['/brand', { period: 'forever' }, 'period'],
+    ['/metrics/daily', { view_type: 'weekly' }, 'view_type'],
+    ['/metrics/daily.csv', { view_type: 'weekly' }, 'view_type'],
+    ['/posts', { sort: 'popular' }, 'sort'],
+    ['/posts.csv', { sort: 'popular' }, 'sort'],
+    ['/posts', { limit: '0' }, 'limit'],
+    ['/posts', { limit: '101' }, 'limit'],
+    ['/posts', { limit: 'ten' }, 'limit'],
+    ['/posts', { cursor: 'not-a-cursor' }, 'cursor'],
+    ['/posts', { cursor: Buffer.from('["views","x","id"]').toString('base64url'), sort: 'views' }, 'cursor'],
+    ['/creators', { page: '0' }, 'page'],
+    ['/creators', { page: '1.5' }, 'page'],
+    ['/creators', { limit: '1000' }, 'limit'],
+    ['/creators.csv', { attribution: 'x' }, 'attribution'],
+  ];
+
+  it.each(cases)('%s %j answers 400 naming %s', async (path, query, param) => {
+    const res = await api(t, key, path, query);
+    expect(res.statusCode).toBe(400);
+    const body = res.json();
+    expect(body).toMatchObject({ error: 'invalid_parameter', param });
+    expect(typeof body.message).toBe('string');
+  });
+
+  it('a parameter given twice is invalid', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/metrics/summary?period=7d&period=30d', headers: { authorization: `Bearer ${key}` } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ param: 'period' });
+  });
+
+  it('period=custom with both dates is accepted', async () => {
+    const body = await ok(summary, t, key, '/metrics/summary', { period: 'custom', start_date: '2026-01-01', end_date: '2026-01-01' });
+    expect(body.meta).toMatchObject({ start_date: '2026-01-01', end_date: '2026-01-01' });
+  });
+});
+
+describe('periods', () => {
+  it('start where CONTRACT 5 says, given today', () => {
+    const today = '2026-11-22';
+    expect(
+      Object.fromEntries((['24h', '7d', '30d', '60d', '90d', '6m', 'ytd'] as const).map((p) => [p, periodStart(p, today)])),
+    ).toEqual({
+      '24h': '2026-11-21',
+      '7d': '2026-11-16',
+      '30d': '2026-10-24',
+      '60d': '2026-09-24',
+      '90d': '2026-08-25',
+      '6m': '2026-05-23',
+      ytd: '2026-01-01',
+    });
+    // 6 calendar months before tomorrow, clamped to the end of a shorter month
+    expect(periodStart('6m', '2026-08-30')).toBe('2026-02-28');
+    expect(periodStart('6m', '2028-08-30')).toBe('2028-02-29');
+    expect(periodStart('6m', '2026-12-31')).toBe('2026-07-01');
+    expect(addMonths('2026-03-31', -1)).toBe('2026-02-28');
+  });
+
+  it('end today (UTC) and count the placements posted in them', async () => {
+    const today = todayUtc();
+    const counts: Record<string, number> = {};
+    for (const period of ['24h', '7d', '30d', 'all']) {
+      const body = await ok(summary, t, key, '/metrics/summary', { period });
+      expect(body.meta.end_date).toBe(today);
+      counts[period] = body.data.posts;
+    }
+    expect(counts).toEqual({ '24h': 2, '7d': 3, '30d': 5, all: 5 });
+    const all = await ok(summary, t, key, '/metrics/summary');
+    expect(all.meta.start_date).toBe(daysAgo(29));
+    const week = await ok(summary, t, key, '/metrics/summary', { period: '7d', attribution: 'view_date' });
+    expect(week.meta).toMatchObject({ start_date: daysAgo(6), attribution: 'view_date' });
+    expect(week.data.posts).toBe(3);
+  });
+});
+
+describe('GET /openapi.json', () => {
+  it('is public, OpenAPI 3.1.0, generated from the request schemas', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/openapi.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toMatchObject({ version: '1.0.0', title: expect.any(String), description: expect.any(String) });
+    expect(doc.servers).toEqual([{ url: 'http://svc.test/api/v1' }]);
+    expect(doc.components.securitySchemes.bearerKey).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(Object.values(doc.components.securitySchemes)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-SVC-API-Key' }),
+        expect.objectContaining({ type: 'apiKey', in: 'query', name: 'api_key' }),
+      ]),
+    );
+    const common = ['start_date', 'end_date', 'period', 'platform', 'attribution', 'campaign_id'];
+    const extra: Record<string, string[]> = {
+      '/brand': [],
+      '/metrics/summary': [],
+      '/metrics/daily': ['view_type'],
+      '/posts': ['sort', 'limit', 'cursor'],
+      '/creators': ['page', 'limit'],
+      '/metrics/daily.csv': ['view_type'],
+      '/posts.csv': ['sort'],
+      '/creators.csv': [],
+    };
+    for (const [path, names] of Object.entries(extra)) {
+      const params = doc.paths[path].get.parameters as { name: string; in: string; schema: Record<string, unknown> }[];
+      expect(params.map((p) => p.name).sort()).toEqual([...common, ...names].sort());
+      expect(params.every((p) => p.in === 'query')).toBe(true);
+    }
+    const period = doc.paths['/metrics/summary'].get.parameters.find((p: { name: string }) => p.name === 'period');
+    expect(period.schema.enum).toEqual(['24h', '7d', '30d', '60d', '90d', '6m', 'ytd', 'all', 'custom']);
+    const limit = doc.paths['/posts'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+    expect(limit.schema).toMatchObject({ type: 'integer', minimum: 1, maximum: 100, default: 50 });
+    expect(doc.paths['/posts.csv'].get.responses['200'].content).toHaveProperty(['text/csv']);
+    expect(doc.components.schemas.Summary.required).toEqual(
+      expect.arrayContaining(['posts', 'views', 'likes', 'comments', 'shares', 'engagement_rate', 'creators']),
+    );
+  });
+});
