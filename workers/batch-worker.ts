@@ -68,6 +68,12 @@ export class BatchWorker {
       connection,
       prefix,
       concurrency: 256,
+      // A worker killed mid-batch holds its jobs' locks until they expire: short locks and
+      // frequent stall checks hand them to a live worker within ~15 s. Stalling is not the
+      // job's fault (the batch was never acknowledged), so it may stall many times.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
+      maxStalledCount: 100,
       settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
     });
     this.worker.on('error', (err) => this.log.error({ err, kind: writer.kind }, 'worker error'));

@@ -33,10 +33,11 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   const fe = err as FastifyError;
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ error: 'unsupported_media_type' });
+  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return reply.status(422).send({ error: 'invalid_json' });
+  }
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    // Malformed JSON and the like: the body could not be read at all.
-    const code = fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || fe.name === 'SyntaxError' ? 'invalid_json' : 'bad_request';
-    return reply.status(fe.statusCode === 400 ? 422 : fe.statusCode).send({ error: code, message: fe.message });
+    return reply.status(fe.statusCode === 400 ? 422 : fe.statusCode).send({ error: 'bad_request', message: fe.message });
   }
   req.log.error({ err }, 'unhandled error');
   return reply.status(500).send({ error: 'internal_error' });

@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { buildApp } from '../src/app';
+import { type Config, loadConfig } from '../src/config';
+import { dropDatabase } from '../src/db/database';
+import { signAdminToken } from '../src/http/admin-auth';
+import { createLogger } from '../src/logger';
+import { closeServices, createServices, migrate, type Services } from '../src/services';
+import { startWorkers } from '../workers';
+import { percentile, round } from './helpers';
+import type { Bench } from './run';
+
+/**
+ * Ingestion under load, side by side in one run: a bare Fastify route that parses and
+ * answers the same JSON (the machine's ceiling), then POST clicks, installs and events
+ * against the whole service in this process (API, BullMQ workers, Redis, Postgres,
+ * embedded ClickHouse). autocannon runs in a worker thread; everything listens on
+ * 127.0.0.1 and uses its own Postgres database, Redis key prefix and data directory,
+ * removed afterwards. Then: acceptance-to-queryable lag, and every answered request
+ * counted in ClickHouse (none lost, none doubled).
+ */
+export const names = ['ingestion-ceiling', 'ingestion-clicks', 'ingestion-installs', 'ingestion-events', 'ingestion-lag', 'ingestion-exactly-once'];
+
+const DURATION_S = 10;
+const WARMUP_S = 2;
+const CONNECTIONS = 64;
+
+type LoadResult = {
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  requests: { average: number; sent: number };
+  latency: { p50: number; p99: number };
+};
+type LoadOptions = {
+  url: string;
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  duration: number;
+  workers: number;
+  /** Replaces `[<id>]` in the body with a fresh id per request. */
+  idReplacement: boolean;
+};
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
+
+/** A warm-up, then the measured load; answers both, since both write rows. */
+async function load(url: string, body: object) {
+  const opts = {
+    url,
+    method: 'POST' as const,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    connections: CONNECTIONS,
+    workers: 1,
+    idReplacement: true,
+  };
+  const warmup = await autocannon({ ...opts, duration: WARMUP_S });
+  const measured = await autocannon({ ...opts, duration: DURATION_S });
+  return {
+    measured,
+    answered: warmup['2xx'] + measured['2xx'],
+    sent: warmup.requests.sent + measured.requests.sent,
+    failed: warmup.non2xx + warmup.errors + measured.non2xx + measured.errors,
+  };
+}
+
+const figures = (r: LoadResult) => ({ requests_rps: round(r.requests.average, 0), p50_ms: r.latency.p50, p99_ms: r.latency.p99 });
+
+const bench: Bench = async (emit) => {
+  const clickBody = {
+    domain: '', // set below
+    slug: 'maya',
+    query: 'utm_source=tiktok&utm_medium=social&utm_campaign=launch',
+    referrer: 'https://www.tiktok.com/',
+    user_agent: IPHONE,
+    country: 'US',
+    ip: '203.0.113.7',
+  };
+
+  // 1. The ceiling: parse the same JSON, answer a JSON of the same kind.
+  const bare = Fastify({ logger: false });
+  bare.post('/bare', async (req) => ({ ok: true, echo: (req.body as { slug?: string }).slug ?? null, duplicate: false }));
+  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+  const ceiling = (await load(`${bareUrl}/bare`, { ...clickBody, domain: 'bench.example' })).measured;
+  await bare.close();
+  emit({ name: 'ingestion-ceiling', ...figures(ceiling) });
+
+  // 2. The whole service, isolated.
+  const env = benchEnvironment();
+  const log = createLogger(env.config.logLevel);
+  let services: Services | undefined;
+  let app: FastifyInstance | undefined;
+  let workers: ReturnType<typeof startWorkers> | undefined;
+  try {
+    services = await createServices(env.config, log);
+    await migrate(services);
+    workers = startWorkers({ redisUrl: env.config.redisUrl, prefix: env.config.queuePrefix, warehouse: services.warehouse, db: services.db, log });
+    app = await buildApp(services);
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    const brand = await setUpBrand(app, env.config);
+    const api = `${base}/api/public/attribution`;
+
+    const clicks = await load(`${api}/clicks`, { ...clickBody, domain: brand.hostname });
+    emit({ name: 'ingestion-clicks', ...figures(clicks.measured), baseline: figures(ceiling), ratio: round(clicks.measured.requests.average / ceiling.requests.average) });
+
+    const installs = await load(`${api}/installs`, {
+      pixel_key: brand.pixelKey,
+      install_id: '[<id>]',
+      platform: 'ios',
+      clipboard_token: brand.clickToken,
+      app_version: '2.4.1',
+    });
+    emit({ name: 'ingestion-installs', ...figures(installs.measured), baseline: figures(ceiling), ratio: round(installs.measured.requests.average / ceiling.requests.average) });
+
+    const events = await load(`${api}/events`, {
+      pixel_key: brand.pixelKey,
+      event_type: 'purchase',
+      source: 'pixel',
+      transaction_id: '[<id>]',
+      click_token: brand.clickToken,
+      amount: 19.99,
+      currency: 'EUR',
+    });
+    emit({ name: 'ingestion-events', ...figures(events.measured), baseline: figures(ceiling), ratio: round(events.measured.requests.average / ceiling.requests.average) });
+
+    // 3. After the load: every accepted fact in ClickHouse, then lag and counts.
+    await settled(services, brand.id);
+    emit({ name: 'ingestion-lag', ...(await lag(services, brand.id)) });
+    emit({ name: 'ingestion-exactly-once', ...(await exactlyOnce(services, brand.id, { clicks, installs, events })) });
+  } finally {
+    await app?.close();
+    await workers?.close();
+    if (services) await closeServices(services);
+    await env.remove();
+  }
+};
+export default bench;
+
+/** Config for a throw-away Postgres database, Redis prefix and data directory, on this machine's servers. */
+function benchEnvironment() {
+  const suffix = randomBytes(5).toString('hex');
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  // This machine's Postgres and Redis as configured; secrets not given are generated into the throw-away directory.
+  const base = loadConfig({ ...process.env, DATA_DIR: dataDir });
+  const databaseUrl = new URL(base.databaseUrl);
+  databaseUrl.pathname = `/svc_bench_${suffix}`;
+  const config: Config = {
+    ...base,
+    env: 'test',
+    databaseUrl: databaseUrl.toString(),
+    clickhouseUrl: undefined,
+    clickhouseDatabase: `svc_bench_${suffix}`,
+    dataDir,
+    queuePrefix: `svcbench_${suffix}`,
+    logLevel: 'warn',
+    demo: false,
+  };
+  return {
+    config,
+    async remove() {
+      await dropDatabase(config.databaseUrl);
+      const redis = new Redis(config.redisUrl);
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.queuePrefix}:*`, 'COUNT', 1000);
+        if (keys.length) await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+      await redis.quit();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A brand with a vanity domain, a web link and a click token, made through the internal endpoints. */
+async function setUpBrand(app: FastifyInstance, config: Config) {
+  const authorization = `Bearer ${signAdminToken(config.adminJwtSecret)}`;
+  const post = async (url: string, payload: object, headers: Record<string, string> = { authorization }) => {
+    const res = await app.inject({ method: 'POST', url, payload, headers });
+    if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+  const brand = await post('/api/internal/brands', { name: 'Bench' });
+  const creator = await post('/api/internal/creators', { name: 'Maya Lopez', first_name: 'Maya' });
+  const hostname = `bench-${randomBytes(3).toString('hex')}.link`;
+  const domain = await post('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
+  await post('/api/internal/attribution-links', {
+    brand_id: brand.id,
+    creator_id: creator.id,
+    domain_id: domain.id,
+    slug: 'maya',
+    type: 'web',
+    destination_url: 'https://shop.example/spring',
+  });
+  const clicked = await post('/api/public/attribution/clicks', { domain: hostname, slug: 'maya' }, {});
+  return { id: brand.id as string, pixelKey: brand.pixel_key as string, hostname, clickToken: clicked.click_token as string };
+}
+
+/** Waits until the queues are empty and the brand's outbox rows are all confirmed by ClickHouse. */
+async function settled(services: Services, brandId: string) {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const counts = await services.queues.counts();
+    const open = Object.values(counts).reduce((n, c) => n + (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0), 0);
+    const { rows } = await sql<{ n: number }>`
+      SELECT (SELECT count(*) FROM installs WHERE brand_id = ${brandId} AND warehoused_at IS NULL)
+           + (SELECT count(*) FROM ledger_events WHERE brand_id = ${brandId} AND warehoused_at IS NULL) AS n`.execute(services.db);
+    if (open === 0 && Number(rows[0]!.n) === 0) return;
+    if (Date.now() > deadline) throw new Error(`ingestion did not settle: ${JSON.stringify(counts)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * Acceptance to queryable in ClickHouse. Installs and ledger rows: from the Postgres
+ * insert that accepted them to the mark the worker sets once ClickHouse acknowledged
+ * (every row). Clicks: from the queue add to the job's completion (the last 5,000 jobs
+ * kept by BullMQ, weighted by their rows).
+ */
+async function lag(services: Services, brandId: string) {
+  const outboxLag = async (table: 'installs' | 'ledger_events') => {
+    const { rows } = await sql<{ p50: number; p99: number }>`
+      SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+      FROM (SELECT extract(epoch FROM warehoused_at - recorded_at) * 1000 AS ms FROM ${sql.table(table)} WHERE brand_id = ${brandId}) lags`.execute(services.db);
+    return { p50: round(Number(rows[0]!.p50)), p99: round(Number(rows[0]!.p99)) };
+  };
+  const jobs = await services.queues.queues.clicks.getJobs(['completed'], 0, 4999);
+  const clickLags = jobs.flatMap((j) => Array<number>(j.data.rows.length).fill((j.finishedOn ?? 0) - j.data.acceptedAt));
+  const [installs, ledger] = [await outboxLag('installs'), await outboxLag('ledger_events')];
+  return {
+    clicks_p50_ms: percentile(clickLags, 50),
+    clicks_p99_ms: percentile(clickLags, 99),
+    installs_p50_ms: installs.p50,
+    installs_p99_ms: installs.p99,
+    events_p50_ms: ledger.p50,
+    events_p99_ms: ledger.p99,
+  };
+}
+
+type Loaded = Awaited<ReturnType<typeof load>>;
+
+/**
+ * Answered requests against ClickHouse rows, per kind. Lost: answered but not in
+ * ClickHouse (for installs and events also: recorded in Postgres but not in ClickHouse).
+ * Doubled: rows beyond distinct ids. A request still in flight when a load stopped may be
+ * accepted without its answer being counted, so rows may exceed answers (never requests sent).
+ */
+async function exactlyOnce(services: Services, brandId: string, loads: Record<'clicks' | 'installs' | 'events', Loaded>) {
+  const warehouse = async (table: string, id: string) =>
+    (
+      await services.warehouse.rows<{ rows: number; distinct: number }>(
+        `SELECT count() AS rows, uniqExact(${id}) AS distinct FROM ${table} WHERE brand_id = {b:String}`,
+        { b: brandId },
+      )
+    )[0]!;
+  const postgres = async (table: 'installs' | 'ledger_events') =>
+    Number((await services.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('brand_id', '=', brandId).executeTakeFirstOrThrow()).n);
+
+  // The set-up made one click of its own.
+  const clicks = { answered: loads.clicks.answered + 1, sent: loads.clicks.sent + 1, ...(await warehouse('clicks', 'click_token')) };
+  const installs = { answered: loads.installs.answered, sent: loads.installs.sent, postgres: await postgres('installs'), ...(await warehouse('installs', 'id')) };
+  const events = { answered: loads.events.answered, sent: loads.events.sent, postgres: await postgres('ledger_events'), ...(await warehouse('ledger', 'id')) };
+  const lost =
+    Math.max(0, clicks.answered - clicks.distinct) +
+    Math.max(0, installs.answered - installs.postgres) +
+    (installs.postgres - installs.distinct) +
+    Math.max(0, events.answered - events.postgres) +
+    (events.postgres - events.distinct);
+  const doubled = clicks.rows - clicks.distinct + installs.rows - installs.distinct + events.rows - events.distinct;
+  const failed = loads.clicks.failed + loads.installs.failed + loads.events.failed;
+  return { clicks, installs, events, non_2xx_or_errors: failed, lost, doubled };
+}

@@ -1,0 +1,158 @@
+import type { Insertable } from 'kysely';
+import type { Db } from '../../db/database';
+import type { InstallsTable } from '../../db/schema';
+import type { Logger } from '../../logger';
+import type { FactQueues } from '../../queues/queues';
+import { newId } from '../../secrets';
+import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
+import { Batcher, sortByKey } from '../links/batcher';
+import { queueOutboxFact } from '../ledger/outbox';
+import { type InstallRow, installFact } from './fact';
+import type { RecentAppClicks } from './ip-clicks';
+
+export const MAX_INSTALL_ID = 128;
+
+/** A validated install report (POST /installs). */
+export type InstallReport = {
+  installId: string;
+  platform: 'ios' | 'android';
+  clipboardToken: string | null;
+  code: string | null;
+  appVersion: string | null;
+  occurredAt: Date;
+  /** Keyed hash of the reporting device's IP, for the IP match. */
+  ipHash: string;
+};
+
+/** The `install` object of the answer (SPEC 4.2). */
+export type InstallAnswer = {
+  install_id: string;
+  platform: string;
+  attributed: boolean;
+  resolution_method: string;
+  confidence: number;
+  link: { id: number; domain: string; slug: string } | null;
+  code: string | null;
+  creator: { id: string; name: string } | null;
+};
+
+export type InstallOutcome = { duplicate: boolean; install: InstallAnswer };
+
+type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
+
+/**
+ * Records installs: attribute, then insert once per (brand, install_id), then queue the
+ * ClickHouse fact. The insert decides `duplicate` (ON CONFLICT DO NOTHING), so concurrent
+ * retries of one install record it once; the row stays the outbox of the fact until the
+ * worker marks it warehoused. Concurrent requests share one INSERT (Batcher).
+ */
+export class InstallRecorder {
+  private readonly inserts = new Batcher((rows: Insertable<InstallsTable>[]) => this.insertNew(rows));
+
+  constructor(private readonly deps: Deps) {}
+
+  async record(brandId: string, report: InstallReport): Promise<InstallOutcome> {
+    const credit = await this.attribute(brandId, report);
+    const row = await this.inserts.call({
+      id: newId(),
+      brand_id: brandId,
+      install_id: report.installId,
+      platform: report.platform,
+      attributed: credit.method !== 'unattributed',
+      resolution_method: credit.method,
+      confidence: credit.confidence,
+      link_id: credit.link?.id ?? null,
+      code_id: credit.code?.id ?? null,
+      code_label: credit.code?.label ?? null,
+      creator_id: credit.creator?.id ?? null,
+      app_version: report.appVersion,
+      occurred_at: report.occurredAt,
+    });
+    if (!row) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
+    queueOutboxFact(this.deps.queues, this.deps.log, 'installs', installFact(row));
+    return {
+      duplicate: false,
+      install: {
+        install_id: row.install_id,
+        platform: row.platform,
+        attributed: row.attributed,
+        resolution_method: credit.method,
+        confidence: credit.confidence,
+        link: credit.link && { id: credit.link.id, domain: credit.link.domain, slug: credit.link.slug },
+        code: credit.code?.label ?? null,
+        creator: credit.creator,
+      },
+    };
+  }
+
+  /** SPEC 3.1: clipboard token of this brand's link, over creator code, over IP match, over nothing. */
+  private async attribute(brandId: string, report: InstallReport): Promise<Credit> {
+    const { credit, recentAppClicks } = this.deps;
+    const clipboardLink = await credit.clickToken(brandId, report.clipboardToken);
+    if (clipboardLink) return linkCredit('clipboard', clipboardLink);
+    const code = await credit.code(brandId, report.code);
+    if (code) return codeCredit(code);
+    const clickedLinkId = await recentAppClicks.linkFor(brandId, report.ipHash, report.platform);
+    const clickedLink = clickedLinkId === null ? null : await credit.links.byId(clickedLinkId);
+    if (clickedLink?.brandId === brandId) return linkCredit('ip', clickedLink);
+    return UNATTRIBUTED;
+  }
+
+  /**
+   * Inserts installs whose (brand, install_id) is new, many requests per statement, and
+   * counts credited codes in the same statement. Rows are sorted by key so concurrent
+   * statements take their locks in one order. Answers the new row per input, or undefined
+   * for a duplicate (also when the same install ID came twice in one batch).
+   */
+  private async insertNew(rows: Insertable<InstallsTable>[]): Promise<(InstallRow | undefined)[]> {
+    const recorded = await this.deps.db
+      .with('recorded', (db) =>
+        db
+          .insertInto('installs')
+          .values(sortByKey(rows, (r) => [r.brand_id, r.install_id]))
+          .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
+          .returningAll(),
+      )
+      .with('code_counts', countCodeCredits)
+      .selectFrom('recorded')
+      .selectAll()
+      .execute();
+    const byId = new Map(recorded.map((r) => [r.id, r]));
+    return rows.map((r) => byId.get(r.id));
+  }
+
+  /** The install as first recorded, answered to a retry. */
+  private async recorded(brandId: string, installId: string): Promise<InstallAnswer> {
+    const row = await this.deps.db
+      .selectFrom('installs as i')
+      .leftJoin('links as l', 'l.id', 'i.link_id')
+      .leftJoin('domains as d', 'd.id', 'l.domain_id')
+      .leftJoin('creators as c', 'c.id', 'i.creator_id')
+      .select([
+        'i.install_id',
+        'i.platform',
+        'i.attributed',
+        'i.resolution_method',
+        'i.confidence',
+        'i.link_id',
+        'd.hostname',
+        'l.slug',
+        'i.code_label',
+        'i.creator_id',
+        'c.name as creator_name',
+      ])
+      .where('i.brand_id', '=', brandId)
+      .where('i.install_id', '=', installId)
+      .executeTakeFirstOrThrow();
+    return {
+      install_id: row.install_id,
+      platform: row.platform,
+      attributed: row.attributed,
+      resolution_method: row.resolution_method,
+      confidence: row.confidence ?? 0,
+      link: row.link_id !== null ? { id: row.link_id, domain: row.hostname ?? '', slug: row.slug ?? '' } : null,
+      code: row.code_label,
+      creator: row.creator_id !== null ? { id: row.creator_id, name: row.creator_name ?? '' } : null,
+    };
+  }
+}

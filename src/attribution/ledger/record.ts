@@ -1,0 +1,214 @@
+import type { Insertable } from 'kysely';
+import type { Db } from '../../db/database';
+import type { LedgerEventsTable } from '../../db/schema';
+import type { Logger } from '../../logger';
+import type { FactQueues } from '../../queues/queues';
+import { newId } from '../../secrets';
+import { Batcher, sortByKey } from '../links/batcher';
+import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
+import { type LedgerRow, ledgerFact } from './fact';
+import { queueOutboxFact } from './outbox';
+import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod } from './types';
+
+/** The attribution columns of a ledger row. */
+type Attribution = {
+  resolution_method: ResolutionMethod;
+  confidence: number;
+  link_id: number | null;
+  creator_id: string | null;
+  code_id: string | null;
+  code_label: string | null;
+  click_token: string | null;
+};
+
+const UNATTRIBUTED_ROW: Attribution = {
+  resolution_method: 'unattributed',
+  confidence: 0,
+  link_id: null,
+  creator_id: null,
+  code_id: null,
+  code_label: null,
+  click_token: null,
+};
+
+function fromCredit(credit: Credit, clickToken: string | null = null): Attribution {
+  return {
+    resolution_method: credit.method,
+    confidence: credit.confidence,
+    link_id: credit.link?.id ?? null,
+    creator_id: credit.creator?.id ?? null,
+    code_id: credit.code?.id ?? null,
+    code_label: credit.code?.label ?? null,
+    click_token: clickToken,
+  };
+}
+
+const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'creator_id', 'code_id', 'code_label'] as const;
+
+/** Install IDs made by Swift's UUID() are upper case, other platforms' lower case (PROVIDERS.md 0). */
+const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources };
+
+/**
+ * The conversion ledger (SPEC 3.2, 6): every source (web pixel, SDK, billing webhooks)
+ * records through `record`. One call: normalise, attribute, insert once per
+ * (brand, event_type, transaction_id), queue the ClickHouse fact. The Postgres row
+ * decides `duplicate` and is the outbox of the fact until the worker marks it warehoused.
+ * Concurrent events share one INSERT (Batcher).
+ */
+export class Ledger {
+  private readonly inserts = new Batcher((rows: Insertable<LedgerEventsTable>[]) => this.insertNew(rows));
+
+  constructor(private readonly deps: LedgerDeps) {}
+
+  readonly record: RecordLedgerEvent = async (brandId, draft) => {
+    const event = normalize(draft);
+    const attribution = await this.attribute(brandId, event);
+    const id = newId();
+    const row = await this.inserts.call({
+      id,
+      brand_id: brandId,
+      event_type: event.eventType,
+      // Without a transaction id the event is never deduplicated: its own id stands in.
+      transaction_id: event.transactionId ?? id,
+      external_user_id: event.externalUserId,
+      amount: event.amount,
+      currency: event.currency,
+      source: event.source,
+      sandbox: event.sandbox,
+      occurred_at: event.occurredAt,
+      ...attribution,
+    });
+    if (!row) return { id: await this.recordedId(brandId, event), duplicate: true };
+    queueOutboxFact(this.deps.queues, this.deps.log, 'ledger', ledgerFact(row));
+    return { id: row.id, duplicate: false };
+  };
+
+  /**
+   * First match wins: the event's own click token (this brand's link only); for a
+   * purchase, the attribution of the attributed install whose install_id is the
+   * external_user_id; the event's creator code; for a refund, the attribution of the
+   * row it refunds; else unattributed.
+   */
+  private async attribute(brandId: string, event: NormalizedEvent): Promise<Attribution> {
+    const { credit } = this.deps;
+    const clickedLink = await credit.clickToken(brandId, event.clickToken);
+    if (clickedLink) return fromCredit(linkCredit('click', clickedLink), event.clickToken);
+    if (event.eventType === 'purchase') {
+      const inherited = await this.installAttribution(brandId, event.externalUserId);
+      if (inherited) return inherited;
+    }
+    const code = await credit.code(brandId, event.code);
+    if (code) return fromCredit(codeCredit(code));
+    if (event.eventType === 'refund') {
+      const refunded = await this.refundedAttribution(brandId, event.refundOf);
+      if (refunded) return refunded;
+    }
+    return UNATTRIBUTED_ROW;
+  }
+
+  /** Purchase inheritance (SPEC 3.2): the link, creator, code, method and confidence of the user's install. */
+  private async installAttribution(brandId: string, externalUserId: string | null): Promise<Attribution | null> {
+    if (!externalUserId) return null;
+    // Matching the exact, lower- and upper-case forms keeps the (brand_id, install_id) index in use.
+    const installIds = UUID_SHAPED.test(externalUserId)
+      ? [externalUserId, externalUserId.toLowerCase(), externalUserId.toUpperCase()]
+      : [externalUserId];
+    const install = await this.deps.db
+      .selectFrom('installs')
+      .select(ATTRIBUTION_COLUMNS)
+      .where('brand_id', '=', brandId)
+      .where('install_id', 'in', installIds)
+      .where('attributed', '=', true)
+      .orderBy('recorded_at')
+      .limit(1)
+      .executeTakeFirst();
+    return install ? { ...install, resolution_method: install.resolution_method as ResolutionMethod, confidence: install.confidence ?? 0, click_token: null } : null;
+  }
+
+  /** A refund without attribution of its own copies it from the earlier row of the same transaction (purchase first). */
+  private async refundedAttribution(brandId: string, transactionIds: string[]): Promise<Attribution | null> {
+    if (transactionIds.length === 0) return null;
+    const original = await this.deps.db
+      .selectFrom('ledger_events')
+      .select([...ATTRIBUTION_COLUMNS, 'click_token'])
+      .where('brand_id', '=', brandId)
+      .where('transaction_id', 'in', transactionIds)
+      .where('event_type', '<>', 'refund')
+      .where('resolution_method', '<>', 'unattributed')
+      .orderBy((eb) => eb('event_type', '=', 'purchase'), 'desc')
+      .orderBy('recorded_at')
+      .limit(1)
+      .executeTakeFirst();
+    return original ? { ...original, resolution_method: original.resolution_method as ResolutionMethod, confidence: original.confidence ?? 0 } : null;
+  }
+
+  /**
+   * Inserts ledger rows whose (brand, event_type, transaction_id) is new, many requests per
+   * statement, and counts credited codes in the same statement. Rows are sorted by key so
+   * concurrent statements take their locks in one order. Answers the new row per input, or
+   * undefined for a duplicate (also when the same event came twice in one batch).
+   */
+  private async insertNew(rows: Insertable<LedgerEventsTable>[]): Promise<(LedgerRow | undefined)[]> {
+    const recorded = await this.deps.db
+      .with('recorded', (db) =>
+        db
+          .insertInto('ledger_events')
+          .values(sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id]))
+          .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
+          .returningAll(),
+      )
+      .with('code_counts', countCodeCredits)
+      .selectFrom('recorded')
+      .selectAll()
+      .execute();
+    const byId = new Map(recorded.map((r) => [r.id, r]));
+    return rows.map((r) => byId.get(r.id));
+  }
+
+  private async recordedId(brandId: string, event: NormalizedEvent): Promise<string> {
+    const row = await this.deps.db
+      .selectFrom('ledger_events')
+      .select('id')
+      .where('brand_id', '=', brandId)
+      .where('event_type', '=', event.eventType)
+      .where('transaction_id', '=', event.transactionId!)
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+}
+
+type NormalizedEvent = Omit<LedgerDraft, 'refundOf'> & { refundOf: string[] };
+
+/**
+ * The ledger's invariants, whatever the source: transaction ids trimmed and cut to 128
+ * characters, amounts to 4 decimals, refunds negative, trials free, and only provider
+ * webhooks may mark sandbox rows (the pixel and the SDK are always live).
+ */
+function normalize(draft: LedgerDraft): NormalizedEvent {
+  const transactionId = cut(draft.transactionId, MAX_TRANSACTION_ID);
+  // numeric(18, 4) holds less than 10^14: refuse here, alone, rather than fail a whole batch.
+  if (!Number.isFinite(draft.amount) || Math.abs(draft.amount) >= 1e14) throw new RangeError(`ledger amount out of range: ${draft.amount}`);
+  const amount = Math.round(draft.amount * 10_000) / 10_000;
+  return {
+    ...draft,
+    transactionId,
+    externalUserId: cut(draft.externalUserId, 256),
+    clickToken: cut(draft.clickToken, 256),
+    code: cut(draft.code, 64),
+    amount: draft.eventType === 'refund' ? -Math.abs(amount) : draft.eventType === 'trial' ? 0 : amount,
+    sandbox: draft.source === 'pixel' || draft.source === 'sdk' ? false : draft.sandbox,
+    refundOf: (draft.refundOf ?? [transactionId]).filter((t): t is string => !!t),
+  };
+}
+
+function cut(value: string | null, max: number): string | null {
+  const trimmed = value?.trim().slice(0, max);
+  return trimmed ? trimmed : null;
+}
+
+/** The ledger of a process, for the /events route and the billing webhook connectors. */
+export function createLedger(services: { db: Db; queues: FactQueues; log: Logger; config: { secretKey: string } }): Ledger {
+  return new Ledger({ ...services, credit: new CreditSources(services.db, services.config.secretKey) });
+}

@@ -1,0 +1,43 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Click tokens: `svc_` + base64url(link id ‖ nonce ‖ tag), 47 characters.
+ *
+ * - link id (8 bytes, big-endian): the token tells which link, hence which brand,
+ *   minted it without a look-up of the token itself;
+ * - nonce (12 random bytes): tokens are unguessable and every click gets its own;
+ * - tag (12 bytes): HMAC-SHA256 of link id ‖ nonce keyed with SECRET_KEY, truncated.
+ *   Without the key nobody can mint a token for a link, so a token pasted into
+ *   another brand's app or forged for a link id never credits anything.
+ */
+export const CLICK_TOKEN_PREFIX = 'svc_';
+
+const LINK_ID_BYTES = 8;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 12;
+const PAYLOAD_BYTES = LINK_ID_BYTES + NONCE_BYTES;
+const TOKEN_BYTES = PAYLOAD_BYTES + TAG_BYTES;
+
+function tag(secret: string, payload: Buffer): Buffer {
+  return createHmac('sha256', secret).update(payload).digest().subarray(0, TAG_BYTES);
+}
+
+export function mintClickToken(secret: string, linkId: number): string {
+  const payload = Buffer.alloc(PAYLOAD_BYTES);
+  payload.writeBigUInt64BE(BigInt(linkId), 0);
+  randomBytes(NONCE_BYTES).copy(payload, LINK_ID_BYTES);
+  return CLICK_TOKEN_PREFIX + Buffer.concat([payload, tag(secret, payload)]).toString('base64url');
+}
+
+/** The id of the link that minted `token`, or null when the token is malformed or its tag does not verify. */
+export function clickTokenLinkId(secret: string, token: string): number | null {
+  if (!token.startsWith(CLICK_TOKEN_PREFIX)) return null;
+  const encoded = token.slice(CLICK_TOKEN_PREFIX.length);
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return null;
+  const bytes = Buffer.from(encoded, 'base64url');
+  if (bytes.length !== TOKEN_BYTES) return null;
+  const payload = bytes.subarray(0, PAYLOAD_BYTES);
+  if (!timingSafeEqual(bytes.subarray(PAYLOAD_BYTES), tag(secret, payload))) return null;
+  const linkId = payload.readBigUInt64BE(0);
+  return linkId <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(linkId) : null;
+}

@@ -1,0 +1,119 @@
+import type { Db } from '../../db/database';
+import { normalizeHostname } from '../domains/hostname';
+import { Batcher } from './batcher';
+import { Memo } from './memo';
+
+/** A link as the click endpoint serves it. */
+export type ServedLink = {
+  id: number;
+  brandId: string;
+  brandName: string;
+  creatorId: string;
+  domain: string;
+  slug: string;
+  type: 'web' | 'app';
+  destinationUrl: string;
+  iosUrl: string | null;
+  androidUrl: string | null;
+};
+
+/** The host a visitor hit as links are stored: lower case, no port, no leading `www.`. */
+export function clickedDomain(domain: string): string | null {
+  return normalizeHostname(domain.trim().replace(/:\d+$/, ''));
+}
+
+/** The path after the domain, without surrounding slashes, query or fragment: `/jane/?x=1` → `jane`. */
+export function clickedSlug(slug: string | null | undefined): string {
+  return (slug ?? '').split(/[?#]/)[0]!.trim().replace(/^\/+|\/+$/g, '');
+}
+
+type LinkCandidate = ServedLink & { active: boolean };
+
+/**
+ * The link a click on `domain`/`slug` is served by: the link with that slug, else the
+ * domain's root link (slug ''). An inactive link is not served, and its slug does not
+ * fall back to the root link (CONTRACT 5, Clicks). Slugs match regardless of case
+ * (they are unique per domain regardless of it, migrations/0005_attribution_setup).
+ *
+ * Read on every click, never cached, so activation and destination changes apply to the
+ * next click; concurrent clicks share one query (Batcher).
+ */
+export class ClickLinks {
+  private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));
+
+  constructor(private readonly db: Db) {}
+
+  forClick(domain: string, slug: string): Promise<ServedLink | null> {
+    return this.batcher.call({ domain, slug: slug.toLowerCase() });
+  }
+
+  private async resolve(clicks: { domain: string; slug: string }[]): Promise<(ServedLink | null)[]> {
+    const candidates = await this.db
+      .selectFrom('links as l')
+      .innerJoin('domains as d', 'd.id', 'l.domain_id')
+      .innerJoin('brands as b', 'b.id', 'l.brand_id')
+      .select([
+        'l.id',
+        'l.brand_id as brandId',
+        'b.name as brandName',
+        'l.creator_id as creatorId',
+        'd.hostname as domain',
+        'l.slug',
+        'l.type',
+        'l.destination_url as destinationUrl',
+        'l.ios_url as iosUrl',
+        'l.android_url as androidUrl',
+        'l.active',
+      ])
+      .where('d.hostname', 'in', [...new Set(clicks.map((c) => c.domain))])
+      .where((eb) => eb(eb.fn('lower', ['l.slug']), 'in', [...new Set(['', ...clicks.map((c) => c.slug)])]))
+      .execute();
+    const byKey = new Map<string, LinkCandidate>(candidates.map((l) => [`${l.domain}/${l.slug.toLowerCase()}`, l]));
+    return clicks.map(({ domain, slug }) => {
+      const link = byKey.get(`${domain}/${slug}`) ?? byKey.get(`${domain}/`);
+      if (!link?.active) return null;
+      const { active: _, ...served } = link;
+      return served;
+    });
+  }
+}
+
+/** What a ledger row or an install records of the link it is credited to. */
+export type CreditedLink = {
+  id: number;
+  brandId: string;
+  domain: string;
+  slug: string;
+  creator: { id: string; name: string };
+};
+
+/**
+ * Looks links up by id for crediting click tokens. A link's brand, creator, domain and
+ * slug never change after creation, so answers are memoised; deactivating a link stops
+ * new clicks but does not withdraw the credit of tokens it already minted.
+ */
+export class LinkDirectory {
+  private readonly memo = new Memo<CreditedLink>(10 * 60_000);
+
+  constructor(private readonly db: Db) {}
+
+  byId(id: number): Promise<CreditedLink | null> {
+    return this.memo.get(String(id), async () => {
+      const row = await this.db
+        .selectFrom('links as l')
+        .innerJoin('domains as d', 'd.id', 'l.domain_id')
+        .innerJoin('creators as c', 'c.id', 'l.creator_id')
+        .select(['l.id', 'l.brand_id', 'd.hostname', 'l.slug', 'c.id as creator_id', 'c.name as creator_name'])
+        .where('l.id', '=', id)
+        .executeTakeFirst();
+      if (!row) return null;
+      return {
+        id: row.id,
+        brandId: row.brand_id,
+        domain: row.hostname,
+        slug: row.slug,
+        creator: { id: row.creator_id, name: row.creator_name },
+      };
+    });
+  }
+}

@@ -1,0 +1,58 @@
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services';
+import { RecentAppClicks } from '../installs/ip-clicks';
+import { InstallRecorder } from '../installs/record';
+import { CreditSources } from '../ledger/credit';
+import { Ledger } from '../ledger/record';
+import { ClickLinks } from '../links/resolve';
+import { clickRoutes } from './clicks.routes';
+import { eventRoutes } from './events.routes';
+import { installRoutes } from './installs.routes';
+import { PixelKeys } from './pixel-keys';
+
+export type PublicDeps = {
+  services: Services;
+  pixelKeys: PixelKeys;
+  clickLinks: ClickLinks;
+  recentAppClicks: RecentAppClicks;
+  installs: InstallRecorder;
+  ledger: Ledger;
+};
+
+/**
+ * /api/public/attribution: clicks (redirect app), installs and events (web pixel and
+ * SDKs). No credentials beyond the public pixel key, so any origin may call them:
+ * answers carry `Access-Control-Allow-Origin: *`, and JSON sent as text/plain (the
+ * form `navigator.sendBeacon` uses to avoid a preflight) is read as JSON.
+ */
+export async function publicAttributionRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const { db, queues, log, redis, config } = services;
+  const credit = new CreditSources(db, config.secretKey);
+  const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
+  const deps: PublicDeps = {
+    services,
+    pixelKeys: new PixelKeys(db),
+    clickLinks: new ClickLinks(db),
+    recentAppClicks,
+    installs: new InstallRecorder({ db, queues, log, credit, recentAppClicks }),
+    ledger: new Ledger({ db, queues, log, credit }),
+  };
+
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    reply.header('access-control-allow-origin', '*');
+    done(null, payload);
+  });
+  app.options('/*', async (_req, reply) =>
+    reply
+      .header('access-control-allow-methods', 'POST')
+      .header('access-control-allow-headers', 'content-type')
+      .header('access-control-max-age', '86400')
+      .status(204)
+      .send(),
+  );
+
+  await clickRoutes(app, deps);
+  await installRoutes(app, deps);
+  await eventRoutes(app, deps);
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { MAX_INSTALL_ID } from '../installs/record';
+import { ipHash } from '../links/visitor';
+import { bodyObject, occurredAt, optionalText, parseFields, PUBLIC_BODY_LIMIT } from './body';
+import type { PublicDeps } from './index';
+
+const installBody = z.object({
+  // Stripped, then cut to 128 characters (SPEC 4.2); missing or blank is refused.
+  install_id: z
+    .string()
+    .transform((v) => v.trim().slice(0, MAX_INSTALL_ID))
+    .pipe(z.string().min(1)),
+  platform: z
+    .string()
+    .transform((v) => v.trim().toLowerCase())
+    .pipe(z.enum(['ios', 'android'])),
+  clipboard_token: optionalText(256),
+  code: optionalText(64),
+  app_version: optionalText(64),
+  occurred_at: occurredAt,
+});
+
+/**
+ * POST /installs (SPEC 4.2, 3.1), called by the mobile SDKs: resolve the pixel key →
+ * validate → attribute, record once per install ID and queue (InstallRecorder) →
+ * 201 for a new install, 200 with `duplicate: true` and the recorded install for a retry.
+ */
+export async function installRoutes(app: FastifyInstance, deps: PublicDeps) {
+  const { services, pixelKeys, installs } = deps;
+
+  app.post('/installs', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req, reply) => {
+    const body = bodyObject(req.body);
+    const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
+    const input = parseFields(installBody, body, { install_id: 'install_id_required' }); // 422 install_id_required, invalid_platform
+    const { duplicate, install } = await installs.record(brand.id, {
+      installId: input.install_id,
+      platform: input.platform,
+      clipboardToken: input.clipboard_token,
+      code: input.code,
+      appVersion: input.app_version,
+      occurredAt: input.occurred_at,
+      // The SDK calls us from the device, so the socket address is the device's.
+      ipHash: ipHash(services.config.secretKey, req.ip),
+    });
+    return reply.status(duplicate ? 200 : 201).send({ ok: true, duplicate, install });
+  });
+}

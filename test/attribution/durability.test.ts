@@ -1,0 +1,239 @@
+import { type Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { FactJobData } from '../../src/queues/facts';
+import { createRedis } from '../../src/queues/redis';
+import { startWorkers } from '../../workers';
+import { OutboxSweeper } from '../../workers/outbox-sweeper';
+import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../helpers/harness';
+import { type AttributionBrand, attributionBrand, click, postPublic, uniqueId } from './public/setup';
+
+/**
+ * Failure cases of docs/ingestion.md against real Redis, Postgres and chDB: every
+ * accepted install and ledger event reaches ClickHouse exactly once. This file owns
+ * Redis db 11 (it empties it); no other test uses that index.
+ */
+const REDIS_URL = 'redis://127.0.0.1:6379/11';
+
+let t: TestService;
+let acme: AttributionBrand;
+let sweeper: OutboxSweeper;
+beforeAll(async () => {
+  t = await startTestService({ workers: false, env: { REDIS_URL } });
+  acme = await attributionBrand(t, 'Acme');
+  // Swept on demand, without a grace period, so each case runs in seconds.
+  sweeper = new OutboxSweeper({ ...t.services }, { graceMs: 0, resendAfterMs: 0 });
+});
+afterAll(async () => destroyTestService(t));
+
+function runWorkers() {
+  t.workers ??= startWorkers({
+    redisUrl: t.config.redisUrl,
+    prefix: t.config.queuePrefix,
+    warehouse: t.services.warehouse,
+    db: t.services.db,
+    log: t.services.log,
+    sweeper: false,
+  });
+}
+
+async function postEvents(prefix: string, n: number) {
+  for (let i = 0; i < n; i++) {
+    const res = await postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, transaction_id: `${prefix}-${i}`, amount: 10 });
+    expect(res.json()).toEqual({ ok: true, duplicate: false });
+  }
+}
+
+async function postInstalls(prefix: string, n: number) {
+  for (let i = 0; i < n; i++) {
+    const res = await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: `${prefix}-${i}`, platform: 'ios' });
+    expect(res.statusCode).toBe(201);
+  }
+}
+
+/** Raw ClickHouse rows (no FINAL: a doubled row would count). */
+const ledgerCount = async (prefix: string) =>
+  (await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM ledger WHERE startsWith(transaction_id, {p:String})', { p: `${prefix}-` }))[0]!.n;
+const installCount = async (prefix: string) =>
+  (await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM installs WHERE startsWith(install_id, {p:String})', { p: `${prefix}-` }))[0]!.n;
+const distinctLedger = async (prefix: string) =>
+  (await t.services.warehouse.rows<{ n: number }>('SELECT uniqExact(id) AS n FROM ledger WHERE startsWith(transaction_id, {p:String})', { p: `${prefix}-` }))[0]!.n;
+
+/** Outbox rows of a prefix that ClickHouse has not confirmed. */
+const unconfirmedEvents = async (prefix: string) =>
+  (
+    await t.services.db
+      .selectFrom('ledger_events')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('transaction_id', 'like', `${prefix}-%`)
+      .where('warehoused_at', 'is', null)
+      .executeTakeFirstOrThrow()
+  ).n;
+const unconfirmedInstalls = async (prefix: string) =>
+  (
+    await t.services.db
+      .selectFrom('installs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('install_id', 'like', `${prefix}-%`)
+      .where('warehoused_at', 'is', null)
+      .executeTakeFirstOrThrow()
+  ).n;
+
+describe('ingestion durability', () => {
+  it('crash between accepting and queueing: the sweeper writes the outbox row once', async () => {
+    await t.stopWorkers();
+    // The Postgres row is written, then the process "dies" before the job reaches Redis.
+    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
+    try {
+      await postEvents('crash', 3);
+      await postInstalls('crash', 2);
+    } finally {
+      add.mockRestore();
+    }
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('crash')).toBe(0);
+
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 5 });
+    await t.settle();
+    expect(await ledgerCount('crash')).toBe(3);
+    expect(await installCount('crash')).toBe(2);
+    expect(await unconfirmedEvents('crash')).toBe(0);
+    expect(await unconfirmedInstalls('crash')).toBe(0);
+    // Confirmed rows are left alone by later sweeps.
+    expect((await sweeper.sweep()).requeued).toBe(0);
+  });
+
+  it('sweeper racing the original job: the fact is written once', async () => {
+    await t.stopWorkers();
+    await postEvents('race', 4);
+    // The original jobs still wait in Redis when the sweeper queues the rows again.
+    expect((await sweeper.sweep()).requeued).toBeGreaterThanOrEqual(4);
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('race')).toBe(4);
+    expect(await unconfirmedEvents('race')).toBe(0);
+  });
+
+  it('Redis emptied with jobs in flight: installs and ledger rows are rebuilt from the outbox, none doubled', async () => {
+    runWorkers();
+    await postEvents('kept', 3); // written before the loss
+    await postInstalls('kept', 2);
+    await t.settle();
+    await t.stopWorkers();
+    await postEvents('lost', 5); // only in Redis when it loses its data
+    await postInstalls('lost', 3);
+
+    const redis = new Redis(REDIS_URL);
+    try {
+      expect(redis.options.db).toBe(11); // never any other index
+      await redis.flushdb();
+    } finally {
+      await redis.quit();
+    }
+
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('lost')).toBe(0);
+    await sweeper.sweep();
+    await t.settle();
+    expect(await ledgerCount('lost')).toBe(5);
+    expect(await installCount('lost')).toBe(3);
+    expect(await ledgerCount('kept')).toBe(3);
+    expect(await installCount('kept')).toBe(2);
+    expect(await unconfirmedEvents('lost')).toBe(0);
+    expect(await unconfirmedInstalls('lost')).toBe(0);
+  });
+
+  it('worker killed after its ClickHouse insert, before acknowledging: the job taken back is not doubled', async () => {
+    await t.stopWorkers();
+    const connection = createRedis(REDIS_URL, 'worker');
+    // A worker that writes its batch and dies before it can acknowledge (or mark the outbox).
+    let inserted = 0;
+    const doomed = new Worker<FactJobData>(
+      'ledger',
+      async (job: Job<FactJobData>) => {
+        await t.services.warehouse.insert('ledger', job.data.rows, `doomed:${job.id}`);
+        inserted += job.data.rows.length;
+        await new Promise(() => {}); // killed here
+      },
+      { connection, prefix: t.config.queuePrefix, concurrency: 50 },
+    );
+    await postEvents('killed', 6);
+    await eventually(async () => inserted, (n) => n === 6);
+    await doomed.close(true);
+    await connection.quit();
+    expect(await ledgerCount('killed')).toBe(6);
+
+    // Time passes (simulated): the dead worker's locks expire and a stalled-job check is due,
+    // which takes the jobs back.
+    const queue = t.services.queues.queues.ledger;
+    const key = (suffix: string) => `${t.config.queuePrefix}:ledger:${suffix}`;
+    for (const job of await queue.getJobs(['active'])) await t.services.redis.del(key(`${job.id}:lock`));
+    await t.services.redis.del(key('stalled-check'));
+    const checker = new Worker('ledger', null, { connection: createRedis(REDIS_URL, 'worker'), prefix: t.config.queuePrefix, autorun: false, stalledInterval: 100 });
+    void checker.startStalledCheckTimer();
+    await eventually(() => queue.getJobCounts('active', 'wait'), (c) => c.active === 0 && (c.wait ?? 0) > 0);
+    await checker.close();
+
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('killed')).toBe(6);
+    // The retried jobs found their rows written, so nothing marked them: the sweeper does, without re-sending.
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 0 });
+    expect(await unconfirmedEvents('killed')).toBe(0);
+  });
+
+  it('ClickHouse refusing inserts, then recovering: facts are written once when it is back', async () => {
+    runWorkers();
+    await t.services.warehouse.command('RENAME TABLE ledger TO ledger_away');
+    try {
+      await postEvents('outage', 5);
+      await eventually(
+        () => t.services.queues.queues.ledger.getJobs(['delayed', 'waiting', 'active']),
+        (jobs) => jobs.some((j) => j.attemptsMade > 0),
+      );
+      // While ClickHouse is away the sweeper cannot tell what it has, so it queues nothing.
+      const replay = vi.spyOn(t.services.queues, 'addReplay');
+      await sweeper.sweep();
+      expect(replay.mock.calls.filter(([kind]) => kind === 'ledger')).toEqual([]);
+      replay.mockRestore();
+    } finally {
+      await t.services.warehouse.command('RENAME TABLE ledger_away TO ledger');
+    }
+    await t.settle(60_000);
+    expect(await ledgerCount('outage')).toBe(5);
+    expect(await distinctLedger('outage')).toBe(5);
+    expect(await unconfirmedEvents('outage')).toBe(0);
+  }, 90_000);
+
+  it('clicks survive a worker restart: jobs wait in Redis and are written once', async () => {
+    await t.stopWorkers();
+    const tokens = [];
+    for (let i = 0; i < 5; i++) tokens.push(await click(t, { domain: acme.hostname, slug: 'maya' }));
+    await sleep(50);
+    runWorkers();
+    await t.settle();
+    const rows = await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM clicks WHERE click_token IN {tokens:Array(String)}', { tokens });
+    expect(rows[0]!.n).toBe(5);
+  });
+
+  it('accepts events while Redis refuses jobs, because the outbox keeps them', async () => {
+    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('Redis unavailable'));
+    const tx = uniqueId('redis-down');
+    try {
+      const res = await postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, transaction_id: `${tx}-0`, amount: 1 });
+      expect(res.json()).toEqual({ ok: true, duplicate: false });
+      // Clicks have no outbox: refused rather than answered and lost.
+      const clickRes = await postPublic(t, 'clicks', { domain: acme.hostname });
+      expect(clickRes.statusCode).toBe(503);
+      expect(clickRes.json()).toEqual({ error: 'unavailable' });
+    } finally {
+      add.mockRestore();
+    }
+    runWorkers();
+    await sweeper.sweep();
+    await t.settle();
+    expect(await ledgerCount(tx)).toBe(1);
+  });
+});

@@ -1,0 +1,240 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
+import { keyedHash } from '../../../src/secrets';
+import { createLink } from '../../helpers/attribution-fixtures';
+import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { ANDROID, type AttributionBrand, attributionBrand, DESKTOP, IPAD, IPHONE, IPOD, postPublic, warehouseRows } from './setup';
+
+let t: TestService;
+let acme: AttributionBrand;
+beforeAll(async () => {
+  t = await startTestService();
+  acme = await attributionBrand(t, 'Acme');
+});
+afterAll(async () => destroyTestService(t));
+
+type Click = Record<string, string | number>;
+const clickRow = async (token: string): Promise<Click> => {
+  await t.settle();
+  const rows = await warehouseRows<Click>(t, 'clicks', 'click_token = {token:String}', { token });
+  expect(rows).toHaveLength(1);
+  return rows[0]!;
+};
+
+describe('POST /api/public/attribution/clicks: resolution', () => {
+  it('resolves domain and slug to the link and answers the smart-page data', async () => {
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.click_token).toMatch(/^svc_[A-Za-z0-9_-]{43}$/);
+    expect(body).toMatchObject({ link_type: 'web', brand_name: 'Acme', platform_hint: null, app: null });
+    expect(clickTokenLinkId(t.config.secretKey, body.click_token)).toBe(acme.web.id);
+    const row = await clickRow(body.click_token);
+    expect(row).toMatchObject({ brand_id: acme.brand.id, link_id: acme.web.id, creator_id: acme.creator.id, link_type: 'web' });
+  });
+
+  it('falls back to the root link for an unknown slug, and serves the root for an empty one', async () => {
+    for (const slug of ['nobody', '', undefined]) {
+      const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug });
+      expect(res.statusCode).toBe(200);
+      expect(clickTokenLinkId(t.config.secretKey, res.json().click_token)).toBe(acme.root.id);
+      expect(res.json().redirect_url).toMatch(/^https:\/\/acme\.example\/home\?svc_cid=svc_/);
+    }
+  });
+
+  it('strips www., ignores case, a port, surrounding slashes and a query in the slug', async () => {
+    const res = await postPublic(t, 'clicks', { domain: `WWW.${acme.hostname.toUpperCase()}:443`, slug: '/Maya/?x=1' });
+    expect(res.statusCode).toBe(200);
+    expect(clickTokenLinkId(t.config.secretKey, res.json().click_token)).toBe(acme.web.id);
+  });
+
+  it('answers 404 link_not_found for an unknown domain, a domain without root link, or no domain', async () => {
+    const bare = await t.request({
+      method: 'POST',
+      url: '/api/internal/attribution-domains',
+      admin: true,
+      payload: { hostname: `bare-${Date.now()}.link`, brand_id: acme.brand.id },
+    });
+    for (const body of [{ domain: 'unknown-domain.example', slug: 'maya' }, { domain: bare.json().hostname, slug: 'x' }, {}]) {
+      const res = await postPublic(t, 'clicks', body);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'link_not_found' });
+    }
+  });
+
+  it('does not serve an inactive link, and the root fallback still serves other slugs', async () => {
+    const paused = await createLink(t, {
+      brand_id: acme.brand.id,
+      creator_id: acme.creator.id,
+      domain_id: acme.domain.id,
+      slug: 'paused',
+    });
+    const patch = await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${paused.id}`, admin: true, payload: { active: false } });
+    expect(patch.statusCode).toBe(200);
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'paused' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'link_not_found' });
+    const other = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'other' });
+    expect(clickTokenLinkId(t.config.secretKey, other.json().click_token)).toBe(acme.root.id);
+
+    // Reactivated: served again on the next click.
+    await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${paused.id}`, admin: true, payload: { active: true } });
+    expect((await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'paused' })).statusCode).toBe(200);
+  });
+
+  it('answers 404 for unknown slugs when the root link is inactive', async () => {
+    const other = await attributionBrand(t, 'Rootless');
+    await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${other.root.id}`, admin: true, payload: { active: false } });
+    expect((await postPublic(t, 'clicks', { domain: other.hostname, slug: 'nobody' })).statusCode).toBe(404);
+    expect((await postPublic(t, 'clicks', { domain: other.hostname, slug: 'maya' })).statusCode).toBe(200);
+  });
+
+  it('mints an unguessable token per click', async () => {
+    const tokens = new Set<string>();
+    for (let i = 0; i < 20; i++) tokens.add((await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya' })).json().click_token);
+    expect(tokens.size).toBe(20);
+  });
+});
+
+describe('clicks: what is stored and forwarded', () => {
+  it('stores the UTM values and forwards them with svc_cid to the web destination, keeping its own query', async () => {
+    const query = '?utm_source=tiktok&utm_medium=social&utm_campaign=spring&utm_term=shoes&utm_content=video1&fbclid=zzz';
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya', query });
+    const { redirect_url, click_token } = res.json();
+    const url = new URL(redirect_url);
+    expect(url.origin + url.pathname).toBe('https://acme.example/shop');
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      ref: 'maya',
+      utm_source: 'tiktok',
+      utm_medium: 'social',
+      utm_campaign: 'spring',
+      utm_term: 'shoes',
+      utm_content: 'video1',
+      svc_cid: click_token,
+    });
+    expect(await clickRow(click_token)).toMatchObject({
+      utm_source: 'tiktok',
+      utm_medium: 'social',
+      utm_campaign: 'spring',
+      utm_term: 'shoes',
+      utm_content: 'video1',
+    });
+  });
+
+  it('takes the referrer from the body, else from the Referer header', async () => {
+    const fromBody = await postPublic(t, 'clicks', { domain: acme.hostname, referrer: 'https://tiktok.com/@maya' }, { headers: { referer: 'https://ignored.example/' } });
+    expect((await clickRow(fromBody.json().click_token)).referrer).toBe('https://tiktok.com/@maya');
+    const fromHeader = await postPublic(t, 'clicks', { domain: acme.hostname }, { headers: { referer: 'https://instagram.com/maya' } });
+    expect((await clickRow(fromHeader.json().click_token)).referrer).toBe('https://instagram.com/maya');
+    const none = await postPublic(t, 'clicks', { domain: acme.hostname });
+    expect((await clickRow(none.json().click_token)).referrer).toBe('');
+  });
+
+  it('detects the platform from the user agent', async () => {
+    const cases: [string | undefined, string | null][] = [
+      [IPHONE, 'ios'],
+      [IPAD, 'ios'],
+      [IPOD, 'ios'],
+      [ANDROID, 'android'],
+      [DESKTOP, 'desktop'],
+      [undefined, null],
+    ];
+    for (const [user_agent, platform] of cases) {
+      const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya', user_agent });
+      expect(res.json().platform_hint).toBe(platform);
+      expect((await clickRow(res.json().click_token)).platform).toBe(platform ?? '');
+    }
+  });
+
+  it('stores a two-letter country in upper case, and nothing for anything else', async () => {
+    for (const [country, stored] of [
+      ['de', 'DE'],
+      ['US', 'US'],
+      ['USA', ''],
+      ['', ''],
+    ]) {
+      const res = await postPublic(t, 'clicks', { domain: acme.hostname, country });
+      expect((await clickRow(res.json().click_token)).country).toBe(stored);
+    }
+  });
+
+  it('keeps the IP only as a keyed hash and only for app links', async () => {
+    const ip = '203.0.113.77';
+    const app = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', ip, user_agent: IPHONE });
+    const web = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya', ip, user_agent: IPHONE });
+    const appRow = await clickRow(app.json().click_token);
+    expect(appRow.ip_hash).toBe(keyedHash(t.config.secretKey, `ip:${ip}`));
+    expect((await clickRow(web.json().click_token)).ip_hash).toBe('');
+    const withRawIp = await t.services.warehouse.rows<{ n: number }>(
+      "SELECT count() AS n FROM clicks WHERE position(arrayStringConcat([click_token, domain, slug, referrer, ip_hash, utm_source, utm_medium, utm_campaign, utm_term, utm_content], ' '), {ip:String}) > 0",
+      { ip },
+    );
+    expect(withRawIp[0]!.n).toBe(0);
+  });
+});
+
+describe('clicks: app links', () => {
+  it('sends phones to their store and answers the smart install page data', async () => {
+    const ios = (await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', user_agent: IPHONE, query: 'utm_source=yt' })).json();
+    expect(ios.link_type).toBe('app');
+    expect(ios.redirect_url).toBe('https://apps.apple.com/app/id123456789');
+    expect(ios.app).toEqual({
+      ios_url: 'https://apps.apple.com/app/id123456789',
+      android_url: 'https://play.google.com/store/apps/details?id=com.acme.app&hl=en',
+      android_package: 'com.acme.app',
+      fallback_url: `https://acme.example/app?utm_source=yt&svc_cid=${ios.click_token}`,
+    });
+    const android = (await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', user_agent: ANDROID })).json();
+    expect(android.redirect_url).toBe('https://play.google.com/store/apps/details?id=com.acme.app&hl=en');
+    const desktop = (await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', user_agent: DESKTOP })).json();
+    expect(desktop.redirect_url).toBe(desktop.app.fallback_url);
+    expect(desktop.redirect_url).toContain(`svc_cid=${desktop.click_token}`);
+  });
+
+  it('sends a phone without a store URL for its platform to the web fallback', async () => {
+    const iosOnly = await createLink(t, {
+      brand_id: acme.brand.id,
+      creator_id: acme.creator.id,
+      domain_id: acme.domain.id,
+      slug: 'ios-only',
+      type: 'app',
+      destination_url: 'https://acme.example/app',
+      ios_url: 'https://apps.apple.com/app/id1',
+    });
+    const res = (await postPublic(t, 'clicks', { domain: acme.hostname, slug: iosOnly.slug, user_agent: ANDROID })).json();
+    expect(res.redirect_url).toBe(res.app.fallback_url);
+    expect(res.app.android_package).toBeNull();
+  });
+});
+
+describe('clicks: request limits', () => {
+  it('refuses bodies over 64 KiB with 413 payload_too_large', async () => {
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname, query: 'x'.repeat(70 * 1024) });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ error: 'payload_too_large' });
+  });
+
+  it('answers 422 for malformed JSON and for a body that is not an object; reads JSON sent as text/plain', async () => {
+    const bad = await t.request({ method: 'POST', url: '/api/public/attribution/clicks', headers: { 'content-type': 'application/json' }, payload: '{"domain":' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json()).toEqual({ error: 'invalid_json' });
+    const beacon = await t.request({
+      method: 'POST',
+      url: '/api/public/attribution/clicks',
+      headers: { 'content-type': 'text/plain;charset=UTF-8' },
+      payload: JSON.stringify({ domain: acme.hostname }),
+    });
+    expect(beacon.statusCode).toBe(200);
+    const array = await postPublic(t, 'clicks', [acme.hostname]);
+    expect(array.statusCode).toBe(422);
+    expect(array.json()).toEqual({ error: 'invalid_request' });
+  });
+
+  it('allows any origin (the pixel and the redirect page run on other sites)', async () => {
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname }, { headers: { origin: 'https://shop.example' } });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const preflight = await t.request({ method: 'OPTIONS', url: '/api/public/attribution/events' });
+    expect(preflight.statusCode).toBe(204);
+    expect(preflight.headers['access-control-allow-methods']).toBe('POST');
+  });
+});

@@ -1,0 +1,280 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../../src/attribution/ledger/types';
+import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { type AttributionBrand, attributionBrand, click, IPHONE, postPublic, uniqueId, warehouseRows } from './setup';
+
+let t: TestService;
+let acme: AttributionBrand;
+let globex: AttributionBrand;
+beforeAll(async () => {
+  t = await startTestService();
+  acme = await attributionBrand(t, 'Acme');
+  globex = await attributionBrand(t, 'Globex');
+});
+afterAll(async () => destroyTestService(t));
+
+const event = (body: Record<string, unknown>) => postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, ...body });
+
+/** Posts an event that must be accepted as new. */
+async function recordEvent(body: Record<string, unknown>) {
+  const res = await event(body);
+  expect(res.statusCode, res.body).toBe(200);
+  expect(res.json()).toEqual({ ok: true, duplicate: false });
+}
+
+type LedgerFact = Record<string, unknown> & { amount: number | string };
+/** The ClickHouse ledger rows of a transaction, after the queues settled. */
+async function ledgerRows(transactionId: string, brandId = acme.brand.id): Promise<LedgerFact[]> {
+  await t.settle();
+  return warehouseRows<LedgerFact>(t, 'ledger', 'brand_id = {b:String} AND transaction_id = {tx:String} ORDER BY recorded_at', {
+    b: brandId,
+    tx: transactionId,
+  });
+}
+async function ledgerRow(transactionId: string): Promise<Record<string, unknown> & { amount: number }> {
+  const rows = await ledgerRows(transactionId);
+  expect(rows).toHaveLength(1);
+  return { ...rows[0]!, amount: Number(rows[0]!.amount) };
+}
+
+describe('POST /api/public/attribution/events: acceptance', () => {
+  it('records every event type, purchase by default, and refuses others with 422 invalid_event_type', async () => {
+    for (const event_type of EVENT_TYPES) {
+      const tx = uniqueId(event_type);
+      await recordEvent({ event_type, transaction_id: tx, amount: 5 });
+      expect((await ledgerRow(tx)).event_type).toBe(event_type);
+    }
+    const tx = uniqueId('default');
+    await recordEvent({ transaction_id: tx, amount: 5 });
+    expect((await ledgerRow(tx)).event_type).toBe('purchase');
+    for (const event_type of ['order', 'PURCHASE!', 7]) {
+      const res = await event({ event_type, transaction_id: uniqueId() });
+      expect(res.statusCode).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_event_type' });
+    }
+  });
+
+  it('records the source: sdk, else pixel', async () => {
+    for (const [source, stored] of [
+      ['sdk', 'sdk'],
+      ['pixel', 'pixel'],
+      ['stripe', 'pixel'],
+      [undefined, 'pixel'],
+    ]) {
+      const tx = uniqueId('src');
+      await recordEvent({ transaction_id: tx, source, amount: 1 });
+      expect((await ledgerRow(tx)).source).toBe(stored);
+    }
+  });
+
+  it('keeps USD, CAD, EUR, GBP and AUD, and records anything else as USD', async () => {
+    for (const [currency, stored] of [
+      ['USD', 'USD'],
+      ['CAD', 'CAD'],
+      ['EUR', 'EUR'],
+      ['GBP', 'GBP'],
+      ['AUD', 'AUD'],
+      ['eur', 'EUR'],
+      ['JPY', 'USD'],
+      [undefined, 'USD'],
+    ]) {
+      const tx = uniqueId('cur');
+      await recordEvent({ transaction_id: tx, currency, amount: 9.99 });
+      expect(await ledgerRow(tx)).toMatchObject({ currency: stored, amount: 9.99 });
+    }
+  });
+
+  it('takes amount in major units or amount_cents, amount first; none is 0', async () => {
+    const cases: [Record<string, unknown>, number][] = [
+      [{ amount: 49.99 }, 49.99],
+      [{ amount: '12.50' }, 12.5],
+      [{ amount_cents: 1999 }, 19.99],
+      [{ amount: 3, amount_cents: 999 }, 3],
+      [{}, 0],
+    ];
+    for (const [money, stored] of cases) {
+      const tx = uniqueId('amt');
+      await recordEvent({ transaction_id: tx, ...money });
+      expect((await ledgerRow(tx)).amount).toBe(stored);
+    }
+    expect((await event({ transaction_id: uniqueId(), amount: 'lots' })).json()).toEqual({ error: 'invalid_amount' });
+  });
+
+  it('deduplicates on (brand, event_type, transaction_id)', async () => {
+    const tx = uniqueId('dup');
+    await recordEvent({ transaction_id: tx, amount: 10 });
+    expect((await event({ transaction_id: tx, amount: 10 })).json()).toEqual({ ok: true, duplicate: true });
+    // Another event type, or another brand, with the same transaction id is another event.
+    await recordEvent({ event_type: 'renewal', transaction_id: tx, amount: 10 });
+    const other = await postPublic(t, 'events', { pixel_key: globex.brand.pixel_key, transaction_id: tx, amount: 10 });
+    expect(other.json()).toEqual({ ok: true, duplicate: false });
+    expect(await ledgerRows(tx)).toHaveLength(2);
+    expect(await ledgerRows(tx, globex.brand.id)).toHaveLength(1);
+  });
+
+  it('answers exactly one duplicate:false under concurrent identical requests, and writes one row', async () => {
+    const tx = uniqueId('race');
+    const answers = await Promise.all(Array.from({ length: 16 }, () => event({ transaction_id: tx, amount: 20 })));
+    expect(answers.every((a) => a.statusCode === 200)).toBe(true);
+    expect(answers.filter((a) => a.json().duplicate === false)).toHaveLength(1);
+    expect(await ledgerRows(tx)).toHaveLength(1);
+  });
+
+  it('strips and cuts transaction ids to 128 characters; numeric ids are text; no id is never deduplicated', async () => {
+    const long = `${uniqueId('long')}${'y'.repeat(200)}`;
+    await recordEvent({ transaction_id: ` ${long} `, amount: 1 });
+    expect(await ledgerRows(long.slice(0, 128))).toHaveLength(1);
+    expect((await event({ transaction_id: long.slice(0, 128), amount: 1 })).json().duplicate).toBe(true);
+
+    const order = Date.now();
+    await recordEvent({ transaction_id: order, amount: 1 });
+    expect(await ledgerRows(String(order))).toHaveLength(1);
+
+    const user = uniqueId('anon');
+    await recordEvent({ event_type: 'signup', external_user_id: user });
+    await recordEvent({ event_type: 'signup', external_user_id: user });
+    await t.settle();
+    expect(await warehouseRows(t, 'ledger', 'external_user_id = {u:String}', { u: user })).toHaveLength(2);
+  });
+
+  it('records SDK and pixel events as live (sandbox 0)', async () => {
+    const tx = uniqueId('live');
+    await recordEvent({ transaction_id: tx, source: 'sdk', amount: 4.99, sandbox: true });
+    expect((await ledgerRow(tx)).sandbox).toBe(0);
+  });
+
+  it('answers 403 invalid_pixel_key, 422 for malformed bodies and 413 over 64 KiB', async () => {
+    const res = await postPublic(t, 'events', { pixel_key: 'pk_nope', transaction_id: uniqueId() });
+    expect(res.statusCode).toBe(403);
+    expect(res.json()).toEqual({ error: 'invalid_pixel_key' });
+    const bad = await t.request({ method: 'POST', url: '/api/public/attribution/events', headers: { 'content-type': 'application/json' }, payload: 'nope' });
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json()).toEqual({ error: 'invalid_json' });
+    const big = await event({ transaction_id: uniqueId(), code: 'c'.repeat(65 * 1024) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toEqual({ error: 'payload_too_large' });
+  });
+});
+
+describe('events: attribution', () => {
+  it('credits this brand’s click token: link and creator, method click, confidence 1', async () => {
+    const token = await click(t, { domain: acme.hostname, slug: 'maya' });
+    const tx = uniqueId('click');
+    await recordEvent({ transaction_id: tx, click_token: token, amount: 30 });
+    expect(await ledgerRow(tx)).toMatchObject({
+      click_token: token,
+      link_id: acme.web.id,
+      creator_id: acme.creator.id,
+      resolution_method: 'click',
+      confidence: 1,
+    });
+  });
+
+  it('never credits a token minted for another brand’s link', async () => {
+    const foreign = await click(t, { domain: globex.hostname, slug: 'maya' });
+    const tx = uniqueId('foreign');
+    await recordEvent({ transaction_id: tx, click_token: foreign, amount: 30 });
+    expect(await ledgerRow(tx)).toMatchObject({ link_id: null, creator_id: null, click_token: null, resolution_method: 'unattributed' });
+  });
+
+  it('credits an active creator code, case-insensitive, and counts the credit', async () => {
+    const count = async () =>
+      (await t.services.db.selectFrom('creator_codes').select('credited_count').where('id', '=', acme.code.id).executeTakeFirstOrThrow()).credited_count;
+    const before = await count();
+    const tx = uniqueId('code');
+    await recordEvent({ transaction_id: tx, code: acme.code.label.toLowerCase(), amount: 15 });
+    expect(await ledgerRow(tx)).toMatchObject({
+      code_id: acme.code.id,
+      code_label: acme.code.label,
+      creator_id: acme.creator.id,
+      link_id: null,
+      resolution_method: 'code',
+      confidence: 0.9,
+    });
+    await event({ transaction_id: tx, code: acme.code.label, amount: 15 }); // duplicate: not counted again
+    expect(await count()).toBe(before + 1);
+  });
+
+  it('click token wins over code', async () => {
+    const token = await click(t, { domain: acme.hostname, slug: 'maya' });
+    const tx = uniqueId('both');
+    await recordEvent({ transaction_id: tx, click_token: token, code: acme.code.label, amount: 1 });
+    expect(await ledgerRow(tx)).toMatchObject({ resolution_method: 'click', code_id: null, link_id: acme.web.id });
+  });
+});
+
+describe('events: purchase inheritance (SPEC 3.2)', () => {
+  async function clipboardInstall(installId: string) {
+    const token = await click(t, { domain: acme.hostname, slug: 'app', user_agent: IPHONE });
+    const res = await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: installId, platform: 'ios', clipboard_token: token });
+    expect(res.statusCode).toBe(201);
+  }
+
+  it('a purchase without a click token whose external_user_id is an install ID inherits the install’s attribution', async () => {
+    const installId = crypto.randomUUID().toUpperCase(); // Swift's UUID().uuidString
+    await clipboardInstall(installId);
+    const tx = uniqueId('inherit');
+    // Compared case-insensitively: a provider may send the UUID in lower case.
+    await recordEvent({ transaction_id: tx, source: 'sdk', external_user_id: installId.toLowerCase(), amount: 9.99 });
+    expect(await ledgerRow(tx)).toMatchObject({
+      link_id: acme.app.id,
+      creator_id: acme.creator.id,
+      code_id: null,
+      resolution_method: 'clipboard',
+      confidence: 0.95,
+    });
+  });
+
+  it('inherits the code of a code install', async () => {
+    const installId = uniqueId('codeinst');
+    await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: installId, platform: 'android', code: acme.code.label });
+    const tx = uniqueId('inherit-code');
+    await recordEvent({ transaction_id: tx, external_user_id: installId, amount: 5 });
+    expect(await ledgerRow(tx)).toMatchObject({ code_id: acme.code.id, code_label: acme.code.label, creator_id: acme.creator.id, resolution_method: 'code', confidence: 0.9 });
+  });
+
+  it('does not inherit with a click token of its own, for other event types, or from another brand’s install', async () => {
+    const installId = crypto.randomUUID();
+    await clipboardInstall(installId);
+    const token = await click(t, { domain: acme.hostname, slug: 'maya' });
+    const own = uniqueId('own');
+    await recordEvent({ transaction_id: own, external_user_id: installId, click_token: token, amount: 1 });
+    expect(await ledgerRow(own)).toMatchObject({ resolution_method: 'click', link_id: acme.web.id });
+
+    const renewal = uniqueId('renewal');
+    await recordEvent({ event_type: 'renewal', transaction_id: renewal, external_user_id: installId, amount: 1 });
+    expect((await ledgerRow(renewal)).resolution_method).toBe('unattributed');
+
+    const elsewhere = uniqueId('elsewhere');
+    await postPublic(t, 'events', { pixel_key: globex.brand.pixel_key, transaction_id: elsewhere, external_user_id: installId, amount: 1 });
+    const [row] = await ledgerRows(elsewhere, globex.brand.id);
+    expect(row!.resolution_method).toBe('unattributed');
+  });
+});
+
+describe('events: refunds', () => {
+  it('stores refunds negative and copies the attribution of the earlier row of the transaction', async () => {
+    const token = await click(t, { domain: acme.hostname, slug: 'maya' });
+    const tx = uniqueId('refund');
+    await recordEvent({ transaction_id: tx, click_token: token, amount: 25, currency: 'EUR' });
+    await recordEvent({ event_type: 'refund', transaction_id: tx, amount: 25, currency: 'EUR' });
+    const rows = await ledgerRows(tx);
+    expect(rows).toHaveLength(2);
+    const refund = rows.find((r) => r.event_type === 'refund')!;
+    expect(Number(refund.amount)).toBe(-25);
+    expect(refund).toMatchObject({ link_id: acme.web.id, creator_id: acme.creator.id, resolution_method: 'click', click_token: token });
+    // A negative amount stays negative.
+    const neg = uniqueId('neg');
+    await recordEvent({ event_type: 'refund', transaction_id: neg, amount: -7 });
+    expect((await ledgerRow(neg)).amount).toBe(-7);
+  });
+
+  it('a refund with attribution of its own keeps it', async () => {
+    const tx = uniqueId('refund-own');
+    const token = await click(t, { domain: acme.hostname, slug: 'maya' });
+    await recordEvent({ transaction_id: tx, click_token: token, amount: 10 });
+    await recordEvent({ event_type: 'refund', transaction_id: tx, code: acme.code.label, amount: 10 });
+    const refund = (await ledgerRows(tx)).find((r) => r.event_type === 'refund')!;
+    expect(refund).toMatchObject({ resolution_method: 'code', code_id: acme.code.id, link_id: null });
+  });
+});

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
+import { installFact, type InstallRow } from '../src/attribution/installs/fact';
+import { ledgerFact, type LedgerRow } from '../src/attribution/ledger/fact';
+import type { Db } from '../src/db/database';
+import type { FactKind, FactRow } from '../src/queues/facts';
+import { FactQueues } from '../src/queues/queues';
+import { createRedis } from '../src/queues/redis';
+import type { Warehouse } from '../src/warehouse/clickhouse';
+
+/**
+ * The Postgres tables that accept installs and ledger events are also their outboxes:
+ * a row's `warehoused_at` stays null until ClickHouse acknowledged its fact. The sweeper
+ * finds rows left unconfirmed past a grace period and repairs them: rows ClickHouse
+ * already has are marked, the others are queued again as replays (the worker checks
+ * replayed rows by id, so a fact that races its replay is still written once).
+ * See docs/ingestion.md for the failure cases this covers.
+ */
+type Outbox = { kind: FactKind; table: 'installs' | 'ledger_events'; warehouseTable: string; fact(row: FactRow): FactRow };
+
+export const OUTBOXES: Outbox[] = [
+  { kind: 'installs', table: 'installs', warehouseTable: 'installs', fact: (row) => installFact(row as InstallRow) },
+  { kind: 'ledger', table: 'ledger_events', warehouseTable: 'ledger', fact: (row) => ledgerFact(row as LedgerRow) },
+];
+
+/** Marks outbox rows whose facts ClickHouse acknowledged (the writers' afterInsert, and the sweeper). */
+export async function markWarehoused(db: Db, table: Outbox['table'], ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`UPDATE ${sql.table(table)} SET warehoused_at = now() WHERE id = ANY(${ids}::text[]) AND warehoused_at IS NULL`.execute(db);
+}
+
+export type SweeperOptions = {
+  /** Rows younger than this are left to their own job. */
+  graceMs?: number;
+  /** Rows looked at per outbox and sweep. */
+  batchSize?: number;
+  /** A row queued again by this sweeper is not queued again before this long (a backlog is not amplified). */
+  resendAfterMs?: number;
+};
+
+type SweepDeps = { db: Db; warehouse: Warehouse; queues: FactQueues; log: Logger };
+type Cursor = { at: string; id: string };
+const START: Cursor = { at: '-infinity', id: '' };
+
+export class OutboxSweeper {
+  private readonly graceMs: number;
+  private readonly batchSize: number;
+  private readonly resendAfterMs: number;
+  /** Where the next sweep of each outbox continues, so old stuck rows cannot starve newer ones. */
+  private readonly cursors = new Map<string, Cursor>();
+  /** `kind:id` → when this sweeper last queued the row. */
+  private readonly resent = new Map<string, number>();
+
+  constructor(
+    private readonly deps: SweepDeps,
+    opts: SweeperOptions = {},
+  ) {
+    this.graceMs = opts.graceMs ?? 30_000;
+    this.batchSize = opts.batchSize ?? 1000;
+    this.resendAfterMs = opts.resendAfterMs ?? 5 * 60_000;
+  }
+
+  /** One pass over every outbox: how many rows were found already in ClickHouse, and how many were queued again. */
+  async sweep(): Promise<{ confirmed: number; requeued: number }> {
+    const total = { confirmed: 0, requeued: 0 };
+    for (const outbox of OUTBOXES) {
+      try {
+        const r = await this.sweepOutbox(outbox);
+        total.confirmed += r.confirmed;
+        total.requeued += r.requeued;
+      } catch (err) {
+        // ClickHouse or Redis unavailable: nothing is queued blindly; the next sweep retries.
+        this.deps.log.warn({ err, outbox: outbox.table }, 'outbox sweep failed');
+      }
+    }
+    return total;
+  }
+
+  private async sweepOutbox(outbox: Outbox): Promise<{ confirmed: number; requeued: number }> {
+    const { db, warehouse, queues, log } = this.deps;
+    const cursor = this.cursors.get(outbox.table) ?? START;
+    const { rows } = await sql<FactRow & { id: string; cursor_at: string }>`
+      SELECT *, recorded_at::text AS cursor_at FROM ${sql.table(outbox.table)}
+      WHERE warehoused_at IS NULL
+        AND recorded_at < now() - make_interval(secs => ${this.graceMs / 1000})
+        AND (recorded_at, id) > (${cursor.at}::timestamptz, ${cursor.id})
+      ORDER BY recorded_at, id
+      LIMIT ${this.batchSize}`.execute(db);
+    const last = rows.at(-1);
+    this.cursors.set(outbox.table, rows.length < this.batchSize || !last ? START : { at: last.cursor_at, id: last.id });
+    if (rows.length === 0) return { confirmed: 0, requeued: 0 };
+
+    // Facts ClickHouse has but whose rows were never marked (the worker stopped between insert and mark).
+    const present = await warehouse.rows<{ id: string }>(
+      `SELECT id FROM ${outbox.warehouseTable} WHERE id IN {ids:Array(String)}`,
+      { ids: rows.map((r) => r.id) },
+    );
+    const confirmed = new Set(present.map((r) => r.id));
+    await markWarehoused(db, outbox.table, [...confirmed]);
+
+    // Facts whose job is gone (never queued, Redis lost it) or overdue: queue them again.
+    const now = Date.now();
+    for (const [key, at] of this.resent) if (now - at >= this.resendAfterMs) this.resent.delete(key);
+    const missing = rows.filter((r) => !confirmed.has(r.id) && !this.resent.has(`${outbox.kind}:${r.id}`));
+    if (missing.length > 0) {
+      await queues.addReplay(
+        outbox.kind,
+        missing.map((row) => outbox.fact(row)),
+      );
+      for (const r of missing) this.resent.set(`${outbox.kind}:${r.id}`, now);
+      log.info({ outbox: outbox.table, rows: missing.length }, 'outbox rows queued again');
+    }
+    return { confirmed: confirmed.size, requeued: missing.length };
+  }
+}
+
+export type SweeperHandle = { stop(): Promise<void> };
+
+/**
+ * Sweeps every `intervalMs`, queueing on its own Redis connection. A short Redis lock lets
+ * one process sweep per interval when several worker processes run.
+ */
+export function startOutboxSweeper(
+  deps: Omit<SweepDeps, 'queues'> & { redisUrl: string; prefix: string },
+  opts: SweeperOptions & { intervalMs?: number } = {},
+): SweeperHandle {
+  const intervalMs = opts.intervalMs ?? 10_000;
+  const redis = createRedis(deps.redisUrl);
+  const queues = new FactQueues(redis, deps.prefix);
+  const sweeper = new OutboxSweeper({ ...deps, queues }, opts);
+  const lockKey = `${deps.prefix}:outbox-sweeper-lock`;
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= (async () => {
+      const locked = await redis.set(lockKey, randomUUID(), 'PX', intervalMs, 'NX');
+      if (locked) await sweeper.sweep();
+    })()
+      .catch((err) => deps.log.warn({ err }, 'outbox sweep skipped'))
+      .finally(() => {
+        running = undefined;
+      });
+  }, intervalMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+      await queues.close();
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
