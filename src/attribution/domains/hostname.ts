@@ -1,0 +1,25 @@
+import { domainToASCII } from 'node:url';
+
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * A vanity domain as stored and matched: lower case, ASCII (an internationalised
+ * name becomes its xn-- form), without a trailing dot and without a leading `www.`,
+ * because the click endpoint receives hosts without `www.` (SPEC 4.2).
+ * Answers null when the input is not a fully qualified host name (a URL, an IP
+ * address, a single label, a bad label).
+ */
+export function normalizeHostname(input: string): string | null {
+  const trimmed = input.trim().toLowerCase();
+  // domainToASCII would cut `x.example/path` to `x.example`: refuse anything but name characters.
+  if (!/^[\p{L}\p{M}\p{N}.-]+$/u.test(trimmed)) return null;
+  let host = domainToASCII(trimmed);
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  if (host.startsWith('www.')) host = host.slice(4);
+  if (host.length === 0 || host.length > 253) return null;
+  const labels = host.split('.');
+  if (labels.length < 2 || !labels.every((l) => LABEL.test(l))) return null;
+  // A numeric last label means an IP address, not a name that can carry DNS records.
+  if (/^\d+$/.test(labels.at(-1)!)) return null;
+  return host;
+}
