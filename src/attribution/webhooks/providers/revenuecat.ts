@@ -1,0 +1,111 @@
+import { z } from 'zod';
+import type { LedgerDraft, LedgerEventType } from '../../ledger/types';
+import { requireAuthorization } from '../authenticity';
+import { type Connector, type Handlers, ignored, type MapContext, mapByType, rows } from '../connector';
+import {
+  amountFor,
+  attributeName,
+  clickToken,
+  money,
+  optionalKey,
+  parseJson,
+  read,
+  refundTargets,
+  storePrefix,
+  text,
+  transactionKey,
+  userId,
+} from '../mapping';
+
+/**
+ * RevenueCat (PROVIDERS.md section 1).
+ *
+ * DECISIONS (where the docs leave it open; also in the README table):
+ * - The dashboard's TEST event is ignored by its type alone; its other fields are unconfirmed,
+ *   so nothing else of it is read.
+ * - An `X-RevenueCat-Signature` header has no documented algorithm: it is not checked. The
+ *   Authorization value (exact, or `Bearer <value>`) is the provider's authentication.
+ * - RENEWAL with is_trial_conversion is the first paid charge, recorded as `purchase`.
+ * - With `settings.app_id`, events of the project's other apps are ignored.
+ */
+
+export const revenuecatSettings = z.strictObject({
+  /** The subscriber attribute the app sets to the install ID. */
+  install_id_attribute: attributeName.default('svc_install_id'),
+  /** Only this RevenueCat app's events count (one project webhook may span several apps). */
+  app_id: z.string().trim().min(1).max(200).optional(),
+});
+type Settings = z.output<typeof revenuecatSettings>;
+
+const attribute = z.looseObject({ value: z.unknown() });
+const revenuecatEvent = z.looseObject({
+  type: z.string(),
+  app_id: z.string().nullish(),
+  app_user_id: z.string().nullish(),
+  store: z.string().nullish(),
+  environment: z.string().nullish(),
+  period_type: z.string().nullish(),
+  transaction_id: z.string().nullish(),
+  original_transaction_id: z.string().nullish(),
+  purchased_at_ms: z.number().nullish(),
+  event_timestamp_ms: z.number().nullish(),
+  is_trial_conversion: z.boolean().nullish(),
+  cancel_reason: z.string().nullish(),
+  currency: z.string().nullish(),
+  price: z.number().nullish(),
+  price_in_purchased_currency: z.number().nullish(),
+  subscriber_attributes: z.record(z.string(), attribute).nullish(),
+});
+type RevenueCatEvent = z.output<typeof revenuecatEvent>;
+
+const handlers: Handlers<RevenueCatEvent, Settings> = {
+  INITIAL_PURCHASE: (e, ctx) => rows(toDraft(e, ctx, e.period_type === 'TRIAL' ? 'trial' : 'purchase')),
+  NON_RENEWING_PURCHASE: (e, ctx) => rows(toDraft(e, ctx, 'purchase')),
+  RENEWAL: (e, ctx) => rows(toDraft(e, ctx, e.is_trial_conversion ? 'purchase' : 'renewal')),
+  // Only a refund issued through the store's support (cancel_reason CUSTOMER_SUPPORT) moves
+  // money; other cancellations just stop the renewal.
+  CANCELLATION: (e, ctx) =>
+    e.cancel_reason === 'CUSTOMER_SUPPORT' ? rows(toDraft(e, ctx, 'refund')) : ignored('cancellation without a refund'),
+};
+
+export const revenuecat: Connector<Settings, Buffer, RevenueCatEvent> = {
+  provider: 'revenuecat',
+  settingsSchema: revenuecatSettings,
+
+  async authenticate(delivery, connection) {
+    requireAuthorization(delivery.headers, [connection.signingSecret], { acceptBearer: true });
+    return delivery.body;
+  },
+
+  parse(body) {
+    return [read(z.looseObject({ event: revenuecatEvent }), parseJson(body)).event];
+  },
+
+  async map(event, ctx) {
+    if (ctx.settings.app_id && event.app_id !== ctx.settings.app_id) return ignored('event of another RevenueCat app');
+    return mapByType(handlers, event.type, event, ctx);
+  },
+};
+
+function toDraft(e: RevenueCatEvent, ctx: MapContext<Settings>, eventType: LedgerEventType): LedgerDraft {
+  const store = storePrefix(e.store);
+  const transactionId = transactionKey(store, read(z.string().min(1), e.transaction_id));
+  const attr = (name: string) => e.subscriber_attributes?.[name]?.value;
+  // `price` is USD; `price_in_purchased_currency` is in `currency`.
+  const paid = money(e.price_in_purchased_currency, e.currency, e.price);
+  const refund = eventType === 'refund';
+  const occurredMs = refund ? (e.event_timestamp_ms ?? e.purchased_at_ms) : (e.purchased_at_ms ?? e.event_timestamp_ms);
+  return {
+    eventType,
+    transactionId,
+    externalUserId: userId(attr(ctx.settings.install_id_attribute), e.app_user_id),
+    amount: amountFor(eventType, paid.amount),
+    currency: paid.currency,
+    source: 'revenuecat',
+    clickToken: clickToken(attr('svc_cid')),
+    code: text(attr('svc_code')),
+    sandbox: e.environment === 'SANDBOX',
+    occurredAt: new Date(read(z.number(), occurredMs)),
+    refundOf: refund ? refundTargets(transactionId, optionalKey(store, e.original_transaction_id)) : undefined,
+  };
+}

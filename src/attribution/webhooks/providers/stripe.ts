@@ -1,0 +1,234 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import type { LedgerDraft, LedgerEventType } from '../../ledger/types';
+import { header, requireSigningSecret } from '../authenticity';
+import { type Connector, type Handlers, ignored, type LedgerReference, mapByType, type Mapped, unauthenticated } from '../connector';
+import {
+  clickToken,
+  fromEpochSeconds,
+  money,
+  optionalKey,
+  parseJson,
+  read,
+  refundAmount,
+  refundTargets,
+  text,
+  transactionKey,
+  userId,
+} from '../mapping';
+
+/**
+ * Stripe (PROVIDERS.md section 3).
+ *
+ * DECISIONS (where the docs leave it open; also in the README table):
+ * - Signatures are checked by the official `stripe` package (every v1 of a secret roll,
+ *   constant time, on the raw bytes). Its tolerance only refuses old timestamps, so it is
+ *   called with tolerance 0 and |now − t| ≤ 300 s is checked here, refusing future ones too.
+ * - Whether the Dashboard still sends test events is unconfirmed; any `livemode: false`
+ *   event (Stripe CLI trigger, test-mode checkout) is sandbox.
+ * - `refund.created` is ignored: `charge.refunded` reports the same money, and counting both
+ *   would double the refund.
+ * - `invoice.paid` for `subscription_create` is a purchase only with
+ *   `settings.first_invoice_as_purchase` (brands without Checkout); otherwise the Checkout
+ *   session recorded it already.
+ * - Refunds name a charge and a payment intent, not the Checkout session recorded as the
+ *   purchase: sessions and invoices leave references (payment intent, invoice, charge →
+ *   their ledger key) that the refund follows to copy the purchase's attribution.
+ */
+
+const TOLERANCE_SECONDS = 300;
+
+export const stripeSettings = z.strictObject({
+  first_invoice_as_purchase: z.boolean().default(false),
+});
+type Settings = z.output<typeof stripeSettings>;
+
+const stripeEvent = z.looseObject({
+  id: z.string(),
+  type: z.string(),
+  created: z.number(),
+  livemode: z.boolean(),
+  data: z.looseObject({
+    object: z.record(z.string(), z.unknown()),
+    previous_attributes: z.record(z.string(), z.unknown()).nullish(),
+  }),
+});
+type StripeEvent = z.output<typeof stripeEvent>;
+
+/** An ID field that the API may also send expanded as an object. */
+const expandable = z.union([z.string(), z.looseObject({ id: z.string() }).transform((o) => o.id)]).nullish();
+const metadata = z.record(z.string(), z.unknown()).nullish();
+
+const checkoutSession = z.looseObject({
+  id: z.string(),
+  mode: z.string().nullish(),
+  payment_status: z.string().nullish(),
+  amount_total: z.number().nullish(),
+  currency: z.string().nullish(),
+  client_reference_id: z.string().nullish(),
+  customer: expandable,
+  payment_intent: expandable,
+  invoice: expandable,
+  metadata,
+});
+type CheckoutSession = z.output<typeof checkoutSession>;
+
+const invoice = z.looseObject({
+  id: z.string(),
+  billing_reason: z.string().nullish(),
+  amount_paid: z.number(),
+  currency: z.string(),
+  customer: expandable,
+  status_transitions: z.looseObject({ paid_at: z.number().nullish() }).nullish(),
+  // API versions before 2025-03-31 name the payment on the invoice; newer ones list payments.
+  payment_intent: expandable,
+  charge: expandable,
+  payments: z
+    .looseObject({
+      data: z.array(z.looseObject({ payment: z.looseObject({ payment_intent: expandable, charge: expandable }).nullish() })),
+    })
+    .nullish(),
+  // Subscription metadata: `parent.subscription_details` on newer API versions, top level on older.
+  parent: z.looseObject({ subscription_details: z.looseObject({ metadata }).nullish() }).nullish(),
+  subscription_details: z.looseObject({ metadata }).nullish(),
+});
+type Invoice = z.output<typeof invoice>;
+
+const charge = z.looseObject({
+  id: z.string(),
+  amount_refunded: z.number(),
+  currency: z.string(),
+  customer: expandable,
+  payment_intent: expandable,
+  invoice: expandable,
+  metadata,
+});
+
+const handlers: Handlers<StripeEvent, Settings> = {
+  'checkout.session.completed': (e) => {
+    const session = read(checkoutSession, e.data.object);
+    if (session.payment_status === 'paid') return sessionRow(e, session, 'purchase');
+    if (session.payment_status === 'no_payment_required' && session.mode === 'subscription') {
+      return sessionRow(e, session, 'trial');
+    }
+    // `unpaid`: a delayed payment method; checkout.session.async_payment_succeeded follows.
+    return ignored(`checkout session ${session.payment_status}`);
+  },
+  'checkout.session.async_payment_succeeded': (e) => sessionRow(e, read(checkoutSession, e.data.object), 'purchase'),
+
+  'invoice.paid': (e, ctx) => {
+    const inv = read(invoice, e.data.object);
+    const transactionId = transactionKey('stripe', inv.id);
+    const references = paymentsOf(inv).map((key) => ({ key, transactionId }));
+    if (inv.amount_paid <= 0) return ignored('invoice without a charge', references);
+    if (inv.billing_reason === 'subscription_cycle') return { rows: [invoiceDraft(e, inv, 'renewal')], references };
+    if (inv.billing_reason === 'subscription_create' && ctx.settings.first_invoice_as_purchase) {
+      return { rows: [invoiceDraft(e, inv, 'purchase')], references };
+    }
+    return ignored(`invoice ${inv.billing_reason}`, references);
+  },
+
+  // One event per refund of a charge; each carries the charge's cumulative amount_refunded.
+  'charge.refunded': (e) => {
+    const c = read(charge, e.data.object);
+    const before = read(z.number().default(0), e.data.previous_attributes?.amount_refunded);
+    const refunded = stripeMoney(c.amount_refunded - before, c.currency);
+    if (refunded.amount <= 0) return ignored('no newly refunded amount');
+    const draft: LedgerDraft = {
+      eventType: 'refund',
+      transactionId: transactionKey('stripe', c.id, String(c.amount_refunded)),
+      externalUserId: userId(c.metadata?.svc_install_id, c.customer),
+      amount: refundAmount(refunded.amount),
+      currency: refunded.currency,
+      source: 'stripe',
+      clickToken: clickToken(c.metadata?.svc_cid),
+      code: text(c.metadata?.svc_code),
+      sandbox: !e.livemode,
+      occurredAt: fromEpochSeconds(e.created),
+      refundOf: refundTargets(optionalKey('stripe', c.payment_intent), optionalKey('stripe', c.invoice), transactionKey('stripe', c.id)),
+    };
+    return { rows: [draft] };
+  },
+};
+
+export const stripe: Connector<Settings, Buffer, StripeEvent> = {
+  provider: 'stripe',
+  settingsSchema: stripeSettings,
+
+  async authenticate(delivery, connection) {
+    const secret = requireSigningSecret(connection.signingSecret);
+    const signature = header(delivery.headers, 'stripe-signature');
+    if (!signature) throw unauthenticated('signature_missing');
+    try {
+      Stripe.webhooks.signature!.verifyHeader(delivery.body, signature, secret, 0);
+    } catch {
+      throw unauthenticated('signature_mismatch');
+    }
+    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
+    if (Math.abs(delivery.receivedAt.getTime() / 1000 - signedAt) > TOLERANCE_SECONDS) {
+      throw unauthenticated('timestamp_out_of_tolerance');
+    }
+    return delivery.body;
+  },
+
+  parse(body) {
+    return [read(stripeEvent, parseJson(body))];
+  },
+
+  map: (event, ctx) => mapByType(handlers, event.type, event, ctx),
+};
+
+function sessionRow(e: StripeEvent, s: CheckoutSession, eventType: LedgerEventType): Mapped {
+  const transactionId = transactionKey('stripe', s.id);
+  const paid = stripeMoney(s.amount_total ?? 0, s.currency ?? 'usd');
+  const ownReference = clickToken(s.client_reference_id) ? null : s.client_reference_id;
+  const references: LedgerReference[] = [optionalKey('stripe', s.payment_intent), optionalKey('stripe', s.invoice)]
+    .filter((key): key is string => key !== null)
+    .map((key) => ({ key, transactionId }));
+  const draft: LedgerDraft = {
+    eventType,
+    transactionId,
+    externalUserId: userId(s.metadata?.svc_install_id, ownReference, s.customer),
+    amount: eventType === 'trial' ? 0 : paid.amount,
+    currency: paid.currency,
+    source: 'stripe',
+    clickToken: clickToken(s.client_reference_id, s.metadata?.svc_cid),
+    code: text(s.metadata?.svc_code),
+    sandbox: !e.livemode,
+    occurredAt: fromEpochSeconds(e.created),
+  };
+  return { rows: [draft], references };
+}
+
+function invoiceDraft(e: StripeEvent, inv: Invoice, eventType: LedgerEventType): LedgerDraft {
+  const meta = inv.parent?.subscription_details?.metadata ?? inv.subscription_details?.metadata;
+  const paid = stripeMoney(inv.amount_paid, inv.currency);
+  return {
+    eventType,
+    transactionId: transactionKey('stripe', inv.id),
+    externalUserId: userId(meta?.svc_install_id, inv.customer),
+    amount: paid.amount,
+    currency: paid.currency,
+    source: 'stripe',
+    clickToken: clickToken(meta?.svc_cid),
+    code: text(meta?.svc_code),
+    sandbox: !e.livemode,
+    occurredAt: fromEpochSeconds(inv.status_transitions?.paid_at ?? e.created),
+  };
+}
+
+/** The payment intents and charges that paid an invoice, as reference keys. */
+function paymentsOf(inv: Invoice): string[] {
+  const listed = inv.payments?.data.flatMap((p) => [p.payment?.payment_intent, p.payment?.charge]) ?? [];
+  return [inv.payment_intent, inv.charge, ...listed].map((id) => optionalKey('stripe', id)).filter((k): k is string => k !== null);
+}
+
+// Stripe amounts are in the currency's smallest unit.
+const ZERO_DECIMAL = new Set(['BIF', 'CLP', 'DJF', 'GNF', 'JPY', 'KMF', 'KRW', 'MGA', 'PYG', 'RWF', 'UGX', 'VND', 'VUV', 'XAF', 'XOF', 'XPF']);
+const THREE_DECIMAL = new Set(['BHD', 'JOD', 'KWD', 'OMR', 'TND']);
+
+function stripeMoney(minor: number, currency: string) {
+  const upper = currency.toUpperCase();
+  const exponent = ZERO_DECIMAL.has(upper) ? 0 : THREE_DECIMAL.has(upper) ? 3 : 2;
+  return money(minor / 10 ** exponent, upper);
+}

@@ -1,0 +1,98 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Services } from '../../services';
+import { type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
+import { Connections } from './connections';
+import { type Delivery, type Mapped, WebhookRejection } from './connector';
+import { BrandLedgerView } from './map-context';
+import { createConnectors } from './providers';
+
+const params = z.object({ provider: z.string(), token: z.string() });
+
+/**
+ * POST /api/webhooks/attribution/:provider/:token (SPEC 4.3), in the order of PROVIDERS.md
+ * section 0:
+ *
+ *   connection by (provider, token), else 404 unknown_connection
+ *   → authenticate on the raw bytes, else 401
+ *   → parse, else 422
+ *   → map each event to ledger rows
+ *   → record each row through the ledger → 200 {ok, recorded, ignored}
+ *
+ * `ignored` counts events that map to no row and rows the ledger already held. A 401 or 422
+ * marks the connection `error` with a short last_error; a 200 marks it `connected`.
+ */
+export async function webhookRoutes(
+  app: FastifyInstance,
+  { services, recordLedgerEvent }: { services: Services; recordLedgerEvent: RecordLedgerEvent },
+) {
+  const { db, config } = services;
+  const connections = new Connections(db, config.secretKey, config.publicBaseUrl);
+  const connectors = createConnectors(config);
+
+  // Signatures cover the exact bytes sent: keep every body as a Buffer, whatever its type.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+
+  app.post('/:provider/:token', { logSerializers: { req: withoutToken } }, async (req, reply) => {
+    // 1. The connection the URL names.
+    const { provider, token } = params.parse(req.params);
+    const known = PROVIDERS.find((p) => p === provider);
+    const connection = known ? await connections.findByToken(known, token) : null;
+    if (!known || !connection) return reply.status(404).send({ error: 'unknown_connection' });
+
+    const connector = connectors[known];
+    const delivery: Delivery = {
+      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+      headers: req.headers,
+      receivedAt: new Date(),
+    };
+    const ledger = new BrandLedgerView(db, connection.brandId);
+    let mapped: Mapped[];
+    try {
+      const settings = connector.settingsSchema.parse(connection.settings);
+      const { signingSecret, sandboxSecret } = connection;
+      // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
+      const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });
+      const events = connector.parse(verified, delivery);
+      const context = ledger.context(settings);
+      mapped = [];
+      for (const event of events) mapped.push(await connector.map(event, context));
+    } catch (err) {
+      if (!(err instanceof WebhookRejection)) throw err;
+      await connections.recordDelivery(connection.id, { ok: false, reason: err.reason });
+      req.log.warn({ provider, connection: connection.id, reason: err.reason }, 'billing webhook refused');
+      return reply.status(err.status).send({ error: err.reason });
+    }
+
+    // 5. Record each row through the ledger; duplicates count as ignored.
+    let recorded = 0;
+    let ignored = 0;
+    for (const event of mapped) {
+      await ledger.remember(event.references ?? []);
+      if (event.rows.length === 0) {
+        ignored++;
+        req.log.debug({ provider, connection: connection.id, because: event.ignoredBecause }, 'billing event ignored');
+      }
+      for (const draft of event.rows) {
+        const { duplicate } = await recordLedgerEvent(connection.brandId, await withRefundTargets(ledger, draft));
+        if (duplicate) ignored++;
+        else recorded++;
+      }
+    }
+    await connections.recordDelivery(connection.id, { ok: true, at: delivery.receivedAt });
+    return { ok: true, recorded, ignored };
+  });
+}
+
+/** Request log lines keep the method and path, with the URL's svw_ token (a credential) redacted. */
+function withoutToken(req: { id?: string; method: string; url: string }) {
+  return { id: req.id, method: req.method, url: req.url.replace(/\/svw_[^/?#]*/, '/svw_[redacted]') };
+}
+
+/** A refund's targets extended through the stored references (e.g. payment intent → Checkout session). */
+async function withRefundTargets(ledger: BrandLedgerView, draft: LedgerDraft): Promise<LedgerDraft> {
+  if (draft.eventType !== 'refund') return draft;
+  const targets = draft.refundOf ?? (draft.transactionId ? [draft.transactionId] : []);
+  return { ...draft, refundOf: await ledger.follow(targets) };
+}

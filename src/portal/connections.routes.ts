@@ -1,0 +1,107 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { PROVIDERS } from '../attribution/ledger/types';
+import { type ConnectionAnswer, Connections, createConnectionBody, updateConnectionBody } from '../attribution/webhooks/connections';
+import { setupCards } from '../attribution/webhooks/setup-cards';
+import type { Services } from '../services';
+import { answer, errorSchema, type Operations, readErrors } from './schemas';
+
+const idParams = z.object({ id: z.string() });
+
+const connectionStatus = z.enum(['awaiting_first_event', 'connected', 'error']);
+
+/** A connection as answered: never a secret, only whether one is stored. */
+const portalConnection = z.object({
+  id: z.string(),
+  brand_id: z.string(),
+  provider: z.enum(PROVIDERS),
+  status: connectionStatus,
+  last_error: z.string().nullable().describe('Why the last delivery was refused, e.g. signature_mismatch'),
+  settings: z.record(z.string(), z.unknown()).describe("The provider's settings (README, Connections)"),
+  webhook_url: z.string().describe('Paste into the provider dashboard; ends in the svw_ token'),
+  last_event_at: z.iso.datetime().nullable(),
+  signing_secret_set: z.boolean(),
+  sandbox_secret_set: z.boolean().optional().describe('Adapty only'),
+  created_at: z.iso.datetime(),
+});
+
+/** What to do in the provider's dashboard, with this brand's connection once there is one. */
+const setupCard = z.object({
+  provider: z.enum(PROVIDERS),
+  title: z.string(),
+  dashboard: z.string(),
+  steps: z.array(z.string()),
+  signing_secret: z.object({ required: z.boolean(), what: z.string() }),
+  required_settings: z.array(z.string()),
+  optional_settings: z.array(z.string()),
+  connected: z.boolean(),
+  connection_id: z.string().nullable(),
+  status: connectionStatus.nullable(),
+  webhook_url: z.string().nullable(),
+});
+const connectionsAnswer = z.object({ data: z.array(portalConnection), setup_cards: z.array(setupCard) });
+
+const writeErrors = { 401: readErrors[401], 422: errorSchema('invalid_request (with details)') };
+const notFound = { 404: errorSchema("not_found: unknown, or another brand's") };
+
+export const connectionOperations: Operations = {
+  'GET /connections': {
+    summary: "The brand's billing connections plus a setup card per provider",
+    responses: { 200: connectionsAnswer, 401: readErrors[401] },
+  },
+  'POST /connections': {
+    summary: 'Connect a billing provider: mints the webhook URL to paste into its dashboard',
+    body: createConnectionBody,
+    responses: { 201: portalConnection, ...writeErrors, 409: errorSchema('already_connected: one connection per provider') },
+  },
+  'PATCH /connections/:id': {
+    summary: 'Replace or clear (null) the signing secret; merge settings (a key set to null is removed)',
+    params: idParams,
+    body: updateConnectionBody,
+    responses: { 200: portalConnection, ...writeErrors, ...notFound },
+  },
+  'DELETE /connections/:id': {
+    summary: 'Remove a connection: its webhook URL stops working',
+    params: idParams,
+    responses: { 204: null, 401: readErrors[401], ...notFound },
+  },
+};
+
+/**
+ * /api/client/attribution/connections (SPEC 4.4, CONTRACT 8): the brand's billing
+ * connections and a setup card per provider. Every query is scoped to the session's brand,
+ * so another brand's connection id answers 404. Secrets are accepted, never answered.
+ */
+export async function connectionRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const { db, config } = services;
+  const connections = new Connections(db, config.secretKey, config.publicBaseUrl);
+
+  app.get('/connections', async (req) => {
+    // A brand has at most one connection per provider: five rows at most.
+    const { data } = await connections.list({ brandId: req.portal!.brandId, limit: 100 });
+    return answer(connectionsAnswer, { data: data.map(toJson), setup_cards: setupCards(data) });
+  });
+
+  app.post('/connections', async (req, reply) => {
+    const body = createConnectionBody.parse(req.body);
+    const created = await connections.create(req.portal!.brandId, body);
+    return reply.status(201).send(answer(portalConnection, toJson(created)));
+  });
+
+  app.patch('/connections/:id', async (req) => {
+    const { id } = idParams.parse(req.params);
+    const updated = await connections.update(id, req.portal!.brandId, updateConnectionBody.parse(req.body ?? {}));
+    return answer(portalConnection, toJson(updated));
+  });
+
+  app.delete('/connections/:id', async (req, reply) => {
+    const { id } = idParams.parse(req.params);
+    await connections.delete(id, req.portal!.brandId);
+    return reply.status(204).send();
+  });
+}
+
+/** Timestamps as the ISO text JSON carries them. */
+function toJson(connection: ConnectionAnswer) {
+  return { ...connection, last_event_at: connection.last_event_at?.toISOString() ?? null, created_at: connection.created_at.toISOString() };
+}

@@ -1,0 +1,184 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { brandWithSession, type Connection, connect, deliver } from './helpers';
+
+let t: TestService;
+let acme: Awaited<ReturnType<typeof brandWithSession>>;
+let globex: Awaited<ReturnType<typeof brandWithSession>>;
+
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+  acme = await brandWithSession(t, 'Acme');
+  globex = await brandWithSession(t, 'Globex');
+});
+afterAll(async () => destroyTestService(t));
+
+const portal = (cookie: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
+  t.request({ method, url: `/api/client/attribution/connections${url}`, headers: { cookie }, ...(payload ? { payload } : {}) });
+
+describe('portal connections (SPEC 4.4, CONTRACT 8)', () => {
+  let stripe: Connection;
+
+  it('creates a connection with a svw_ webhook URL on PUBLIC_BASE_URL, never answering the secret', async () => {
+    const res = await portal(acme.cookie, 'POST', '', { provider: 'stripe', signing_secret: 'whsec_topsecret_value' });
+    expect(res.statusCode).toBe(201);
+    stripe = res.json();
+    expect(stripe).toMatchObject({
+      provider: 'stripe',
+      status: 'awaiting_first_event',
+      last_error: null,
+      last_event_at: null,
+      signing_secret_set: true,
+      settings: { first_invoice_as_purchase: false },
+    });
+    expect(stripe.webhook_url).toMatch(/^http:\/\/svc\.test\/api\/webhooks\/attribution\/stripe\/svw_[A-Za-z0-9_-]{40,}$/);
+    expect(res.body).not.toContain('whsec_topsecret_value');
+  });
+
+  it('stores the token only hashed and sealed, and the secret only sealed', async () => {
+    const token = stripe.webhook_url.split('/').at(-1)!;
+    const stored = await t.services.db.selectFrom('billing_connections').selectAll().where('id', '=', stripe.id).executeTakeFirstOrThrow();
+    const dump = JSON.stringify(stored);
+    expect(dump).not.toContain('whsec_topsecret_value');
+    expect(dump).not.toContain(token);
+    expect(stored.signing_secret_encrypted).toMatch(/^v1\./);
+  });
+
+  it('answers 409 already_connected for a second connection of the same provider', async () => {
+    const res = await portal(acme.cookie, 'POST', '', { provider: 'stripe' });
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toEqual({ error: 'already_connected' });
+  });
+
+  it('validates settings per provider: apple requires bundle_id', async () => {
+    const missing = await portal(acme.cookie, 'POST', '', { provider: 'apple' });
+    expect(missing.statusCode).toBe(422);
+    expect(missing.json().error).toBe('invalid_request');
+    const unknown = await portal(acme.cookie, 'POST', '', { provider: 'shopify', settings: { shop_domain: 'not a domain' } });
+    expect(unknown.statusCode).toBe(422);
+    const bad = await portal(acme.cookie, 'POST', '', { provider: 'paypal' });
+    expect(bad.statusCode).toBe(422);
+    const apple = await portal(acme.cookie, 'POST', '', { provider: 'apple', settings: { bundle_id: 'com.acme.app' } });
+    expect(apple.statusCode).toBe(201);
+    expect(apple.json()).toMatchObject({ settings: { bundle_id: 'com.acme.app', environment: 'both' }, signing_secret_set: false });
+  });
+
+  it('keeps Adapty\'s sandbox secret out of the answered settings', async () => {
+    const res = await portal(acme.cookie, 'POST', '', {
+      provider: 'adapty',
+      signing_secret: 'prod-auth-value',
+      settings: { sandbox_secret: 'sandbox-auth-value' },
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.json()).toMatchObject({ signing_secret_set: true, sandbox_secret_set: true, settings: { install_id_attribute: 'svc_install_id' } });
+    expect(res.body).not.toContain('sandbox-auth-value');
+    expect(res.body).not.toContain('prod-auth-value');
+  });
+
+  it('lists the brand\'s connections with one setup card per provider', async () => {
+    const res = await portal(acme.cookie, 'GET', '');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.data.map((c: Connection) => c.provider).sort()).toEqual(['adapty', 'apple', 'stripe']);
+    expect(body.setup_cards.map((c: { provider: string }) => c.provider)).toEqual(['revenuecat', 'adapty', 'stripe', 'shopify', 'apple']);
+    const stripeCard = body.setup_cards.find((c: { provider: string }) => c.provider === 'stripe');
+    expect(stripeCard).toMatchObject({ connected: true, connection_id: stripe.id, signing_secret: { required: true } });
+    expect(stripeCard.steps.join('\n')).toContain(stripe.webhook_url);
+    expect(stripeCard.steps.join('\n')).toContain('charge.refunded');
+    const appleCard = body.setup_cards.find((c: { provider: string }) => c.provider === 'apple');
+    expect(appleCard.required_settings).toEqual(['bundle_id']);
+    expect(body.setup_cards.find((c: { provider: string }) => c.provider === 'shopify')).toMatchObject({ connected: false, webhook_url: null });
+    expect(res.body).not.toContain('whsec_topsecret_value');
+  });
+
+  it('updates the secret and merges settings; null removes a setting', async () => {
+    const res = await portal(acme.cookie, 'PATCH', `/${stripe.id}`, { signing_secret: 'whsec_rolled', settings: { first_invoice_as_purchase: true } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ id: stripe.id, signing_secret_set: true, settings: { first_invoice_as_purchase: true }, webhook_url: stripe.webhook_url });
+    const cleared = await portal(acme.cookie, 'PATCH', `/${stripe.id}`, { signing_secret: null, settings: { first_invoice_as_purchase: null } });
+    expect(cleared.json()).toMatchObject({ signing_secret_set: false, settings: { first_invoice_as_purchase: false } });
+    const invalid = await portal(acme.cookie, 'PATCH', `/${stripe.id}`, { settings: { first_invoice_as_purchase: 'yes' } });
+    expect(invalid.statusCode).toBe(422);
+  });
+
+  it('keeps brands apart: another brand\'s connection is 404 and not listed', async () => {
+    for (const [method, payload] of [
+      ['PATCH', { settings: {} }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await portal(globex.cookie, method, `/${stripe.id}`, payload);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toEqual({ error: 'not_found' });
+    }
+    expect((await portal(globex.cookie, 'GET', '')).json().data).toEqual([]);
+    // Globex may connect Stripe too: one connection per (brand, provider).
+    expect((await portal(globex.cookie, 'POST', '', { provider: 'stripe' })).statusCode).toBe(201);
+  });
+
+  it('needs a portal session', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/client/attribution/connections' });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('deletes a connection (204); its webhook URL is then unknown', async () => {
+    const shopify = await connect(t, acme.cookie, { provider: 'shopify', signing_secret: 'shpss_key' });
+    expect((await portal(acme.cookie, 'DELETE', `/${shopify.id}`)).statusCode).toBe(204);
+    expect((await portal(acme.cookie, 'DELETE', `/${shopify.id}`)).statusCode).toBe(404);
+    const res = await deliver(t, shopify.webhook_url, '{}');
+    expect(res).toEqual({ status: 404, body: { error: 'unknown_connection' } });
+  });
+});
+
+describe('webhook URL lookup', () => {
+  it('answers 404 unknown_connection for an unknown token, provider or a token of another provider', async () => {
+    const rc = await connect(t, globex.cookie, { provider: 'revenuecat' });
+    const token = rc.webhook_url.split('/').at(-1)!;
+    for (const path of [`revenuecat/svw_unknown`, `adapty/${token}`, `paypal/${token}`, `revenuecat/${token}x`]) {
+      const res = await t.request({ method: 'POST', url: `/api/webhooks/attribution/${path}`, payload: '{}', headers: { 'content-type': 'application/json' } });
+      expect(res.statusCode, path).toBe(404);
+      expect(res.json()).toEqual({ error: 'unknown_connection' });
+    }
+  });
+});
+
+describe('internal connections (SPEC 4.5)', () => {
+  it('lists every brand\'s connections with health, filtered by brand and paged', async () => {
+    const all = await t.request({ method: 'GET', url: '/api/internal/attribution-connections', admin: true });
+    expect(all.statusCode).toBe(200);
+    const data = all.json().data as (Connection & { brand_id: string })[];
+    expect(new Set(data.map((c) => c.brand_id))).toEqual(new Set([acme.brandId, globex.brandId]));
+    for (const c of data) {
+      expect(c).toHaveProperty('status');
+      expect(c).toHaveProperty('last_event_at');
+      expect(c).toHaveProperty('last_error');
+    }
+    expect(all.body).not.toContain('whsec_');
+
+    const acmeOnly = await t.request({ method: 'GET', url: `/api/internal/attribution-connections?brand_id=${acme.brandId}`, admin: true });
+    expect(acmeOnly.json().data.every((c: { brand_id: string }) => c.brand_id === acme.brandId)).toBe(true);
+
+    const first = await t.request({ method: 'GET', url: '/api/internal/attribution-connections?limit=2', admin: true });
+    expect(first.json().data).toHaveLength(2);
+    expect(first.json().pagination.has_more).toBe(true);
+    const rest = await t.request({
+      method: 'GET',
+      url: `/api/internal/attribution-connections?limit=100&cursor=${first.json().pagination.next_cursor}`,
+      admin: true,
+    });
+    expect([...first.json().data, ...rest.json().data].map((c: Connection) => c.id)).toEqual(data.map((c) => c.id));
+    expect(rest.json().pagination).toEqual({ next_cursor: null, has_more: false });
+  });
+
+  it('deletes a connection; there is no internal create', async () => {
+    const [victim] = (await t.request({ method: 'GET', url: `/api/internal/attribution-connections?brand_id=${globex.brandId}`, admin: true })).json().data;
+    const res = await t.request({ method: 'DELETE', url: `/api/internal/attribution-connections/${victim.id}`, admin: true });
+    expect(res.statusCode).toBe(204);
+    expect((await t.request({ method: 'DELETE', url: `/api/internal/attribution-connections/${victim.id}`, admin: true })).statusCode).toBe(404);
+    const create = await t.request({ method: 'POST', url: '/api/internal/attribution-connections', admin: true, payload: { provider: 'stripe' } });
+    expect(create.statusCode).toBe(404);
+  });
+
+  it('needs the admin JWT', async () => {
+    expect((await t.request({ method: 'GET', url: '/api/internal/attribution-connections' })).statusCode).toBe(401);
+  });
+});
