@@ -3,19 +3,48 @@ import { z } from 'zod';
 import { HttpError } from '../http/errors';
 import { verifyPassword } from '../secrets';
 import type { Services } from '../services';
+import { loginLimits } from './login-limit';
+import { errorSchema, type Operations } from './schemas';
 import { closeSession, openSession, portalSessionGuard } from './session';
 
 const loginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
+const sessionAnswer = z.object({
+  user: z.object({ id: z.string(), email: z.string() }),
+  brand: z.object({ id: z.string(), name: z.string() }),
+});
+const unauthorized = errorSchema('unauthorized');
+
+export const authOperations: Operations = {
+  'POST /login': {
+    summary: 'Log in with email and password; sets the HttpOnly session cookie svc_session',
+    body: loginBody,
+    public: true,
+    responses: {
+      200: sessionAnswer.extend({ expires_at: z.iso.datetime() }),
+      401: errorSchema('invalid_credentials'),
+      403: errorSchema('forbidden_origin'),
+      422: errorSchema('invalid_request'),
+      429: errorSchema('rate_limited: too many failed logins for this account or address; see Retry-After'),
+    },
+  },
+  'POST /logout': {
+    summary: 'End this session (only this one) and clear its cookie',
+    responses: { 200: z.object({ ok: z.literal(true) }), 401: unauthorized, 403: errorSchema('forbidden_origin') },
+  },
+  'GET /me': { summary: "The session's user and brand", responses: { 200: sessionAnswer, 401: unauthorized } },
+};
 
 // Compared against when the email is unknown, so both failures take as long.
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-/** POST /api/client/auth/login, /logout and GET /me (CONTRACT 6). */
+/** POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me (CONTRACT 6). */
 export async function authRoutes(app: FastifyInstance, { services }: { services: Services }) {
   const { db } = services;
+  const limits = await loginLimits(app, services.redis, `${services.config.queuePrefix}:login-limit:`);
 
   app.post('/login', async (req, reply) => {
     const body = loginBody.parse(req.body);
+    await limits.take(req, reply);
     const user = await db
       .selectFrom('portal_users')
       .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
@@ -24,6 +53,7 @@ export async function authRoutes(app: FastifyInstance, { services }: { services:
       .executeTakeFirst();
     const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
     if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
+    await limits.giveBack(req);
     const expiresAt = await openSession(db, reply, user);
     return {
       user: { id: user.id, email: user.email },

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { EVENT_TYPES } from '../attribution/ledger/types';
+import { pageParams } from '../attribution/reporting/paging';
+import { parseQuery } from '../data-api/params';
+import type { Services } from '../services';
+import { eventCursor, ledgerFeed } from './events.queries';
+import { portalRange, rangeParams } from './range';
+import { answer, creatorRef, dateRange, linkRef, type Operations, pagination, readErrors } from './schemas';
+
+const eventsQuery = rangeParams.extend({
+  event_type: z
+    .string()
+    .transform((v) => v.split(',').map((t) => t.trim().toLowerCase()))
+    .pipe(z.array(z.enum(EVENT_TYPES)))
+    .optional()
+    .describe(`One or more of ${EVENT_TYPES.join(', ')}, comma-separated`),
+  creator_id: z.string().min(1).optional(),
+  sandbox: z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .default(false)
+    .describe('false (default): live rows; true: sandbox rows'),
+  ...pageParams(eventCursor),
+});
+
+const ledgerItem = z.object({
+  id: z.string(),
+  event_type: z.string().describe(EVENT_TYPES.join(', ')),
+  transaction_id: z.string(),
+  source: z.string().describe('pixel, sdk or a billing provider'),
+  amount: z.number().describe('Major units; refunds are negative'),
+  currency: z.string(),
+  occurred_at: z.iso.datetime(),
+  sandbox: z.boolean(),
+  external_user_id: z.string().nullable(),
+  link: linkRef.nullable(),
+  creator: creatorRef.nullable(),
+  code: z.string().nullable().describe('Label of the credited creator code'),
+  resolution_method: z.string().describe('click, clipboard, code, ip or unattributed'),
+  confidence: z.number().nullable(),
+});
+const eventsAnswer = z.object({ data: z.array(ledgerItem), pagination, ...dateRange });
+
+export const eventOperations: Operations = {
+  'GET /events': {
+    summary: 'The ledger feed, newest first, paged with a cursor',
+    query: eventsQuery,
+    responses: { 200: eventsAnswer, ...readErrors },
+  },
+};
+
+/** GET /events (SPEC 4.4, CONTRACT 8). */
+export async function eventRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  app.get('/events', async (req) => {
+    const brandId = req.portal!.brandId;
+    const { period, start_date, end_date, event_type, creator_id, sandbox, ...page } = parseQuery(eventsQuery, req.query);
+    const range = await portalRange(services.warehouse, brandId, { period, start_date, end_date });
+    const filter = { ...range, eventTypes: event_type, creatorId: creator_id, sandbox };
+    const { data, pagination } = await ledgerFeed(services, brandId, filter, page);
+    return answer(eventsAnswer, { data, pagination, start_date: range.start_date, end_date: range.end_date });
+  });
+}

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { linkCursor, listLinks } from '../attribution/reporting/lists';
+import { pageParams } from '../attribution/reporting/paging';
+import { parseQuery } from '../data-api/params';
+import type { Services } from '../services';
+import { portalRange, rangeParams, totalsRange } from './range';
+import { answer, creatorRef, dateRange, money, type Operations, pagination, readErrors } from './schemas';
+
+const linksQuery = rangeParams.extend({ creator_id: z.string().optional(), ...pageParams(linkCursor) });
+
+/** A link as the brand sees it: no brand or pixel key, the creator as {id, name}. */
+const portalLink = z.object({
+  id: z.number().int(),
+  domain_id: z.string(),
+  domain: z.string(),
+  slug: z.string().describe("'' is the domain's root link"),
+  type: z.enum(['web', 'app']),
+  active: z.boolean(),
+  destination_url: z.string(),
+  ios_url: z.string().nullable(),
+  android_url: z.string().nullable(),
+  creator: creatorRef,
+  clicks: z.number().int(),
+  installs: z.number().int(),
+  conversions: z.number().int(),
+  revenue: money,
+});
+const linksAnswer = z.object({ data: z.array(portalLink), pagination, ...dateRange });
+
+export const linkOperations: Operations = {
+  'GET /links': {
+    summary: "The brand's creator links with clicks, installs, conversions and revenue in the range",
+    query: linksQuery,
+    responses: { 200: linksAnswer, ...readErrors },
+  },
+};
+
+/** GET /links (SPEC 4.4, CONTRACT 8): a page of the brand's links by id, totals for the range. */
+export async function linkRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  app.get('/links', async (req) => {
+    const brandId = req.portal!.brandId;
+    const { period, start_date, end_date, creator_id, ...page } = parseQuery(linksQuery, req.query);
+    const range = await portalRange(services.warehouse, brandId, { period, start_date, end_date });
+    const { data, pagination } = await listLinks(services, { brandId, creatorId: creator_id }, page, totalsRange(range));
+    return answer(linksAnswer, { data, pagination, start_date: range.start_date, end_date: range.end_date });
+  });
+}

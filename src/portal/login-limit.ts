@@ -1,0 +1,79 @@
+import rateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Redis } from 'ioredis';
+import { HttpError } from '../http/errors';
+import { sha256 } from '../secrets';
+
+/**
+ * Failed logins allowed per window, per account (email) and per client IP. Per-IP limiting
+ * keys on `req.ip`: behind a reverse proxy, Fastify's `trustProxy` must name the proxy or
+ * every client shares the proxy's address (and one limit).
+ */
+export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
+
+// Takes one attempt: the counter starts its window on the first one.
+const TAKE = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {n, redis.call('PTTL', KEYS[1])}`;
+const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
+// Gives one back, never below zero and without touching the window.
+const GIVE_BACK = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end`;
+
+export type LoginLimits = {
+  /** Takes an attempt from the account and the IP; answers 429 (with Retry-After) when either is spent. */
+  take(req: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Gives the attempts back after a successful login: only failures count. */
+  giveBack(req: FastifyRequest): Promise<void>;
+};
+
+/**
+ * Login rate limiting with @fastify/rate-limit on Redis. A login takes its attempt before
+ * the password is checked, so concurrent guesses cannot slip past the limit, and a
+ * successful login gives it back. Keys live under `keyPrefix` (from QUEUE_PREFIX) and hold a
+ * hash of the email, not the email.
+ */
+export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix: string): Promise<LoginLimits> {
+  const redisKey = (key: string) => `${keyPrefix}${key}`;
+  // The plugin's store contract, with counters that can be given back.
+  class LoginAttemptStore implements FastifyRateLimitStore {
+    incr(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number) {
+      redis.eval(TAKE, 1, redisKey(key), timeWindow).then((r) => done(null, counter(r)), done);
+    }
+    read(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void) {
+      redis.eval(READ, 1, redisKey(key)).then((r) => done(null, counter(r)), done);
+    }
+    child() {
+      return this;
+    }
+  }
+  await app.register(rateLimit, { global: false, store: LoginAttemptStore });
+
+  // Both read the login body, which the route has validated before taking an attempt.
+  const accountKey = (req: FastifyRequest) => `account:${sha256((req.body as { email: string }).email.trim().toLowerCase())}`;
+  const ipKey = (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}`;
+  const limiters = [
+    { keyOf: accountKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perAccount, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: accountKey }) },
+    { keyOf: ipKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perIp, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: ipKey }) },
+  ];
+  const giveBackAll = (req: FastifyRequest) => Promise.all(limiters.map((l) => redis.eval(GIVE_BACK, 1, redisKey(l.keyOf(req)))));
+
+  return {
+    async take(req, reply) {
+      const results = await Promise.all(limiters.map((l) => l.limit(req)));
+      const spent = results.filter((r) => !r.isAllowed && r.isExceeded);
+      if (spent.length === 0) return;
+      // A refused login checked no password: it costs nothing.
+      await giveBackAll(req);
+      reply.header('retry-after', Math.max(...spent.map((r) => (r.isAllowed ? 0 : r.ttlInSeconds)), 1));
+      throw new HttpError(429, { error: 'rate_limited' });
+    },
+    async giveBack(req) {
+      await giveBackAll(req);
+    },
+  };
+}
+
+function counter(reply: unknown): { current: number; ttl: number } {
+  const [current, ttl] = reply as [number, number];
+  return { current, ttl: Math.max(ttl, 0) };
+}

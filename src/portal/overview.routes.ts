@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { PERIODS, parseQuery } from '../data-api/params';
+import type { Services } from '../services';
+import { overview } from './overview.queries';
+import { portalRange, rangeParams } from './range';
+import { answer, dateRange, money, type Operations, readErrors } from './schemas';
+
+const totals = z.object({
+  ...dateRange,
+  clicks: z.number().int(),
+  installs: z.number().int(),
+  conversions: z.number().int().describe('Live ledger rows that are not refunds'),
+  revenue: money.describe('Live rows per currency, refunds counting negative'),
+  refunds: money.describe('Refunded amounts per currency, positive'),
+});
+const overviewAnswer = totals.extend({
+  period: z.enum(PERIODS),
+  previous: totals.describe('The same numbers for the range of equal length just before'),
+});
+
+export const overviewOperations: Operations = {
+  'GET /overview': {
+    summary: 'Headline attribution numbers for a date range and the range before it',
+    query: rangeParams,
+    responses: { 200: overviewAnswer, ...readErrors },
+  },
+};
+
+/** GET /overview (SPEC 4.4, CONTRACT 8). */
+export async function overviewRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  app.get('/overview', async (req) => {
+    const brandId = req.portal!.brandId;
+    const range = await portalRange(services.warehouse, brandId, parseQuery(rangeParams, req.query));
+    return answer(overviewAnswer, { ...(await overview(services.warehouse, brandId, range)), period: range.period });
+  });
+}

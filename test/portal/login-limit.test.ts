@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOGIN_LIMITS } from '../../src/portal/login-limit';
+import { createBrand } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { createPortalUser, PORTAL_PASSWORD } from './helpers';
+
+let t: TestService;
+
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+  const brand = await createBrand(t, { name: 'Acme' });
+  for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test']) await createPortalUser(t, brand.id, email);
+});
+afterAll(async () => destroyTestService(t));
+
+const login = (email: string, password: string, remoteAddress = '10.0.0.1') =>
+  t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email, password }, remoteAddress });
+
+describe('login rate limits', () => {
+  it('refuses an account with 429 and Retry-After once its failures are spent, even with the right password', async () => {
+    for (let i = 0; i < LOGIN_LIMITS.perAccount; i++) expect((await login('locked@acme.test', 'wrong password!')).statusCode).toBe(401);
+    const refused = await login('Locked@Acme.test', PORTAL_PASSWORD);
+    expect(refused.statusCode).toBe(429);
+    expect(refused.json()).toEqual({ error: 'rate_limited' });
+    const retryAfter = Number(refused.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(LOGIN_LIMITS.windowMs / 1000);
+    // Another account from the same address is not affected.
+    expect((await login('regular@acme.test', PORTAL_PASSWORD)).statusCode).toBe(200);
+  });
+
+  it('counts failures only: successful logins give their attempt back', async () => {
+    for (let i = 0; i < LOGIN_LIMITS.perAccount + 5; i++) {
+      expect((await login('regular@acme.test', PORTAL_PASSWORD, '10.0.0.2')).statusCode).toBe(200);
+    }
+    for (let i = 0; i < LOGIN_LIMITS.perAccount - 1; i++) expect((await login('regular@acme.test', 'wrong password!', '10.0.0.2')).statusCode).toBe(401);
+    expect((await login('regular@acme.test', PORTAL_PASSWORD, '10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('refuses an address whose failures across accounts are spent, other addresses not', async () => {
+    const ip = '10.0.0.3';
+    for (let i = 0; i < LOGIN_LIMITS.perIp; i++) expect((await login(`nobody${i}@acme.test`, 'wrong password!', ip)).statusCode).toBe(401);
+    const refused = await login('other@acme.test', PORTAL_PASSWORD, ip);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await login('other@acme.test', PORTAL_PASSWORD, '10.0.0.4')).statusCode).toBe(200);
+  });
+
+  it('lets concurrent guesses take no more than the limit', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: LOGIN_LIMITS.perAccount * 2 }, () => login('other@acme.test', 'wrong password!', '10.0.0.5')),
+    );
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(LOGIN_LIMITS.perAccount);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(LOGIN_LIMITS.perAccount);
+  });
+
+  it("keeps its counters under the deployment's key prefix", async () => {
+    const keys = await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:*`);
+    expect(keys.some((k) => k.includes(':account:'))).toBe(true);
+    expect(keys.some((k) => k.includes(':ip:10.0.0.3'))).toBe(true);
+    expect(keys.join(' ')).not.toContain('acme.test'); // emails are hashed
+  });
+});

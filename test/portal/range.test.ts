@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { parseQuery } from '../../src/data-api/params';
+import { portalRange, previousRange, rangeParams } from '../../src/portal/range';
+import type { Warehouse } from '../../src/warehouse/clickhouse';
+
+/** The portal's ranges: the Data API's period rules (CONTRACT 5) with 30d by default. */
+const firstFact = (first: string | null) => ({ rows: async () => [{ first }] }) as unknown as Warehouse;
+const resolve = async (query: Record<string, unknown>, today = '2026-11-22', first: string | null = '2025-03-04') =>
+  portalRange(firstFact(first), 'brand', parseQuery(rangeParams, query), today);
+
+describe('portal ranges', () => {
+  it('resolves every period to an inclusive range of UTC days ending today, 30d by default', async () => {
+    const cases: [string, string][] = [
+      ['24h', '2026-11-21'],
+      ['7d', '2026-11-16'],
+      ['30d', '2026-10-24'],
+      ['60d', '2026-09-24'],
+      ['90d', '2026-08-25'],
+      ['6m', '2026-05-23'],
+      ['ytd', '2026-01-01'],
+      ['all', '2025-03-04'],
+    ];
+    for (const [period, start] of cases) {
+      expect(await resolve({ period }), period).toEqual({ period, start_date: start, end_date: '2026-11-22' });
+    }
+    expect(await resolve({})).toEqual({ period: '30d', start_date: '2026-10-24', end_date: '2026-11-22' });
+    expect(await resolve({ period: 'all' }, '2026-11-22', null)).toMatchObject({ start_date: '2026-11-22' });
+  });
+
+  it('takes custom dates, with or without period=custom', async () => {
+    const custom = { period: 'custom', start_date: '2026-01-01', end_date: '2026-01-10' };
+    expect(await resolve({ start_date: '2026-01-01', end_date: '2026-01-10' })).toEqual(custom);
+    expect(await resolve(custom)).toEqual(custom);
+  });
+
+  it('refuses bad parameters with 400 invalid_parameter naming the parameter', async () => {
+    const cases: [Record<string, unknown>, string][] = [
+      [{ period: '2w' }, 'period'],
+      [{ period: 'custom' }, 'start_date'],
+      [{ period: '7d', start_date: '2026-01-01', end_date: '2026-01-02' }, 'period'],
+      [{ start_date: '2026-01-01' }, 'end_date'],
+      [{ end_date: '2026-01-01' }, 'start_date'],
+      [{ start_date: '2026-01-02', end_date: '2026-01-01' }, 'end_date'],
+      [{ start_date: '2026-13-01', end_date: '2026-12-31' }, 'start_date'],
+      [{ start_date: '2026-1-1', end_date: '2026-12-31' }, 'start_date'],
+      [{ period: ['7d', '30d'] }, 'period'],
+    ];
+    for (const [query, param] of cases) {
+      await expect(resolve(query), JSON.stringify(query)).rejects.toMatchObject({ status: 400, body: { error: 'invalid_parameter', param } });
+    }
+  });
+
+  it('compares with the range of equal length just before', () => {
+    expect(previousRange({ start_date: '2026-03-01', end_date: '2026-03-31' })).toEqual({ start_date: '2026-01-29', end_date: '2026-02-28' });
+    expect(previousRange({ start_date: '2026-11-22', end_date: '2026-11-22' })).toEqual({ start_date: '2026-11-21', end_date: '2026-11-21' });
+  });
+});
