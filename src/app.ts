@@ -1,6 +1,12 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createLedger } from './attribution/ledger/record';
+import { pixelRoutes } from './attribution/pixel/routes';
+import { publicAttributionRoutes } from './attribution/public';
+import { webhookRoutes } from './attribution/webhooks/routes';
+import { dataApiRoutes } from './data-api';
 import { bullBoardRoutes } from './http/bull-board';
+import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
 import { internalRoutes } from './internal';
@@ -17,8 +23,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    trustProxy: services.config.trustProxy,
   });
   app.setErrorHandler(errorHandler);
+  // Clients that always send `content-type: application/json` also send it on body-less
+  // POSTs and DELETEs (check, logout, delete): an empty body is no body, not bad JSON.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body.toString();
+    if (text === '') return done(null, undefined);
+    parseJson(req, text, done);
+  });
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   app.addHook('onResponse', async (req, reply) => {
     httpDuration.observe(
@@ -32,6 +47,15 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(healthRoutes, opts);
   await app.register(bullBoardRoutes, opts);
   await app.register(internalRoutes, { ...opts, prefix: '/api/internal' });
+  await app.register(dataApiRoutes, { ...opts, prefix: '/api/v1' });
   await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
+  await app.register(publicAttributionRoutes, { ...opts, prefix: '/api/public/attribution' });
+  await app.register(pixelRoutes);
+  await app.register(docsRoutes, opts);
+  await app.register(webhookRoutes, {
+    ...opts,
+    prefix: '/api/webhooks/attribution',
+    recordLedgerEvent: createLedger(services).record,
+  });
   return app;
 }

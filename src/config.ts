@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -30,6 +31,22 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_:-]+$/)
     .default('svc'),
+  /**
+   * Behind a reverse proxy: `true` trusts X-Forwarded-For from any hop, or a comma-separated
+   * list of proxy addresses/CIDRs. Decides req.ip (login rate limits, install IP matching).
+   */
+  TRUST_PROXY: z.string().optional(),
+  /** Name servers for domain verification look-ups, `ip` or `ip:port`, comma-separated; unset: the system's. */
+  DNS_SERVERS: z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim()))
+    .pipe(z.array(z.string().refine(isDnsServer, 'must be a comma-separated list of ip or ip:port')))
+    .optional(),
+  /**
+   * Tests only: base64 DER of the root certificate the Apple connector trusts instead of the
+   * pinned Apple Root CA - G3, so tests can sign with a chain they make. Refused unless NODE_ENV=test.
+   */
+  TEST_APPLE_ROOT_CA: z.base64().min(1).optional(),
 });
 
 export type Config = {
@@ -47,6 +64,10 @@ export type Config = {
   logLevel: string;
   demo: boolean;
   queuePrefix: string;
+  dnsServers: string[] | undefined;
+  trustProxy: boolean | string;
+  /** Set only under NODE_ENV=test (TEST_APPLE_ROOT_CA): replaces the pinned Apple root. */
+  testAppleRootCa: Buffer | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -63,6 +84,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const dataDir = resolve(e.DATA_DIR);
+  if (e.TEST_APPLE_ROOT_CA && e.NODE_ENV !== 'test') {
+    throw new ConfigError('Invalid configuration: TEST_APPLE_ROOT_CA is honoured only when NODE_ENV=test');
+  }
   const secrets = resolveSecrets(e.NODE_ENV, dataDir, e.ADMIN_JWT_SECRET, e.SECRET_KEY);
   return {
     env: e.NODE_ENV,
@@ -79,7 +103,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     demo: e.DEMO === '1',
     queuePrefix: e.QUEUE_PREFIX,
+    dnsServers: e.DNS_SERVERS,
+    trustProxy: e.TRUST_PROXY === undefined || e.TRUST_PROXY === 'false' ? false : e.TRUST_PROXY === 'true' || e.TRUST_PROXY,
+    testAppleRootCa: e.TEST_APPLE_ROOT_CA ? Buffer.from(e.TEST_APPLE_ROOT_CA, 'base64') : undefined,
   };
+}
+
+/** The forms `dns.Resolver.setServers` takes: `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53`. */
+function isDnsServer(value: string): boolean {
+  const m = /^\[(.+)\]:(\d{1,5})$/.exec(value) ?? /^([^:]+):(\d{1,5})$/.exec(value);
+  const host = m ? m[1]! : value;
+  return isIP(host) !== 0 && (!m || Number(m[2]) <= 65535);
 }
 
 function describe(issue: z.core.$ZodIssue): string {

@@ -36,6 +36,12 @@ describe('configuration (CONTRACT 2)', () => {
     expect(b.secretKey).toBe(a.secretKey);
   });
 
+  it('reads TRUST_PROXY as false, true or a list of proxies', () => {
+    expect(loadConfig({ DATA_DIR: dataDir }).trustProxy).toBe(false);
+    expect(loadConfig({ DATA_DIR: dataDir, TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ DATA_DIR: dataDir, TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
   it('builds PUBLIC_BASE_URL from HOST and PORT unless given', () => {
     expect(loadConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '8080' }).publicBaseUrl).toBe('http://0.0.0.0:8080');
     expect(loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: 'https://svc.example.com/' }).publicBaseUrl).toBe(

@@ -143,6 +143,31 @@ export interface PortalSessionsTable {
   revoked_at: Date | null;
 }
 
+export interface BillingConnectionsTable {
+  id: string;
+  brand_id: string;
+  provider: string;
+  /** SHA-256 of the svw_ inbound token: the webhook route looks connections up by it. */
+  token_hash: string;
+  /** The token itself, sealed (src/attribution/webhooks/secret-box.ts), to show the webhook URL again. */
+  token_encrypted: string;
+  signing_secret_encrypted: string | null;
+  sandbox_secret_encrypted: string | null;
+  settings: ColumnType<Record<string, unknown>, string | undefined, string>;
+  status: ColumnType<'awaiting_first_event' | 'connected' | 'error', 'awaiting_first_event' | undefined, 'connected' | 'error'>;
+  last_error: string | null;
+  last_event_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface BillingReferencesTable {
+  brand_id: string;
+  reference: string;
+  transaction_id: string;
+  created_at: CreatedAt;
+}
+
 export interface Database {
   brands: BrandsTable;
   api_keys: ApiKeysTable;
@@ -155,4 +180,6 @@ export interface Database {
   installs: InstallsTable;
   ledger_events: LedgerEventsTable;
   portal_sessions: PortalSessionsTable;
+  billing_connections: BillingConnectionsTable;
+  billing_references: BillingReferencesTable;
 }

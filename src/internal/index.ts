@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { adminGuard } from '../http/admin-auth';
 import type { Services } from '../services';
+import { attributionCodeRoutes } from './attribution-codes.routes';
+import { attributionConnectionRoutes } from './attribution-connections.routes';
+import { attributionDomainRoutes } from './attribution-domains.routes';
+import { attributionLinkRoutes } from './attribution-links.routes';
 import { brandRoutes } from './brands.routes';
 import { campaignRoutes } from './campaigns.routes';
 import { creatorRoutes } from './creators.routes';
@@ -14,4 +18,8 @@ export async function internalRoutes(app: FastifyInstance, { services }: { servi
   await app.register(creatorRoutes, opts);
   await app.register(campaignRoutes, opts);
   await app.register(placementRoutes, opts);
+  await app.register(attributionDomainRoutes, opts);
+  await app.register(attributionLinkRoutes, opts);
+  await app.register(attributionCodeRoutes, opts);
+  await app.register(attributionConnectionRoutes, opts);
 }
