@@ -1,19 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app';
-import { type Config, loadConfig } from '../src/config';
-import { dropDatabase } from '../src/db/database';
+import type { Config, } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { startWorkers } from '../workers';
 import { percentile, round } from './helpers';
+import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -97,7 +93,7 @@ const bench: Bench = async (emit) => {
   emit({ name: 'ingestion-ceiling', ...figures(ceiling) });
 
   // 2. The whole service, isolated.
-  const env = benchEnvironment();
+  const env = benchEnvironment('ingestion');
   const log = createLogger(env.config.logLevel);
   let services: Services | undefined;
   let app: FastifyInstance | undefined;
@@ -147,41 +143,6 @@ const bench: Bench = async (emit) => {
 };
 export default bench;
 
-/** Config for a throw-away Postgres database, Redis prefix and data directory, on this machine's servers. */
-function benchEnvironment() {
-  const suffix = randomBytes(5).toString('hex');
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  // This machine's Postgres and Redis as configured; secrets not given are generated into the throw-away directory.
-  const base = loadConfig({ ...process.env, DATA_DIR: dataDir });
-  const databaseUrl = new URL(base.databaseUrl);
-  databaseUrl.pathname = `/svc_bench_${suffix}`;
-  const config: Config = {
-    ...base,
-    env: 'test',
-    databaseUrl: databaseUrl.toString(),
-    clickhouseUrl: undefined,
-    clickhouseDatabase: `svc_bench_${suffix}`,
-    dataDir,
-    queuePrefix: `svcbench_${suffix}`,
-    logLevel: 'warn',
-    demo: false,
-  };
-  return {
-    config,
-    async remove() {
-      await dropDatabase(config.databaseUrl);
-      const redis = new Redis(config.redisUrl);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${config.queuePrefix}:*`, 'COUNT', 1000);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-      await redis.quit();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** A brand with a vanity domain, a web link and a click token, made through the internal endpoints. */
 async function setUpBrand(app: FastifyInstance, config: Config) {

@@ -1,12 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+
 import { sql } from 'kysely';
 import { buildApp } from '../src/app';
-import { loadConfig } from '../src/config';
 import { addDays, todayUtc } from '../src/data-api/params';
-import { dropDatabase } from '../src/db/database';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { linkTotals } from '../src/attribution/reporting/totals';
@@ -14,6 +9,7 @@ import { overview } from '../src/portal/overview.queries';
 import { totalsRange } from '../src/portal/range';
 import { closeServices, createServices, migrate } from '../src/services';
 import { percentile, round } from './helpers';
+import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -34,22 +30,8 @@ const LEDGER_ROWS = 5000;
 const YEAR_MS = 365 * 86_400_000;
 
 const bench: Bench = async (emit, filter) => {
-  const suffix = randomBytes(4).toString('hex');
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-portal-'));
-  const databaseUrl = new URL(process.env.DATABASE_URL || 'postgres://root@127.0.0.1:5432/svc');
-  databaseUrl.pathname = `/svc_bench_portal_${suffix}`;
-  const config = loadConfig({
-    ...process.env,
-    NODE_ENV: 'test',
-    DATABASE_URL: databaseUrl.toString(),
-    CLICKHOUSE_DATABASE: `svc_bench_portal_${suffix}`,
-    DATA_DIR: dataDir,
-    QUEUE_PREFIX: `svcbench_${suffix}`,
-    LOG_LEVEL: 'silent',
-    ADMIN_JWT_SECRET: `bench-admin-secret-${suffix}`,
-    SECRET_KEY: `bench-secret-key-${suffix}`,
-    PUBLIC_BASE_URL: 'http://svc.bench',
-  });
+  const env = benchEnvironment('portal');
+  const config = env.config;
   const services = await createServices(config, createLogger('silent'));
   try {
     await migrate(services);
@@ -222,12 +204,8 @@ const bench: Bench = async (emit, filter) => {
     }
     await app.close();
   } finally {
-    await services.warehouse.command(`DROP DATABASE IF EXISTS ${config.clickhouseDatabase}`).catch(() => {});
-    const keys = await services.redis.keys(`${config.queuePrefix}:*`);
-    if (keys.length) await services.redis.del(...keys);
     await closeServices(services);
-    await dropDatabase(config.databaseUrl);
-    rmSync(dataDir, { recursive: true, force: true });
+    await env.remove();
   }
 };
 export default bench;

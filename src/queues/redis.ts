@@ -11,3 +11,13 @@ export function createRedis(url: string, kind: 'worker' | 'client' = 'client'): 
     lazyConnect: false,
   });
 }
+
+/** Deletes every key under `prefix:` (test and benchmark clean-up; SCAN, never KEYS). */
+export async function deleteKeysByPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}

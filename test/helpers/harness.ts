@@ -10,6 +10,7 @@ import { type Config, loadConfig } from '../../src/config';
 import { dropDatabase } from '../../src/db/database';
 import { signAdminToken } from '../../src/http/admin-auth';
 import { createLogger } from '../../src/logger';
+import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { closeServices, createServices, migrate, type Services } from '../../src/services';
 
 /**
@@ -116,12 +117,7 @@ export async function destroyTestService(t: TestService): Promise<void> {
   await t.stop();
   await dropDatabase(t.config.databaseUrl);
   const redis = new Redis(t.config.redisUrl);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${t.config.queuePrefix}:*`, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  await deleteKeysByPrefix(redis, t.config.queuePrefix);
   await redis.quit();
 }
 

@@ -1,0 +1,43 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { type Config, loadConfig } from '../src/config';
+import { dropDatabase } from '../src/db/database';
+import { deleteKeysByPrefix } from '../src/queues/redis';
+
+/**
+ * A throw-away Postgres database, Redis key prefix and embedded-ClickHouse directory on
+ * this machine's servers (DATABASE_URL and REDIS_URL as configured), removed afterwards.
+ */
+export function benchEnvironment(name: string): { config: Config; remove(): Promise<void> } {
+  const suffix = randomBytes(5).toString('hex');
+  const dataDir = mkdtempSync(join(tmpdir(), `svc-bench-${name}-`));
+  // Secrets not given are generated into the throw-away directory.
+  const base = loadConfig({ ...process.env, DATA_DIR: dataDir });
+  const databaseUrl = new URL(base.databaseUrl);
+  databaseUrl.pathname = `/svc_bench_${name}_${suffix}`;
+  const config: Config = {
+    ...base,
+    env: 'test',
+    databaseUrl: databaseUrl.toString(),
+    clickhouseUrl: undefined,
+    clickhouseDatabase: `svc_bench_${name}_${suffix}`,
+    dataDir,
+    queuePrefix: `svcbench_${suffix}`,
+    publicBaseUrl: 'http://svc.bench',
+    logLevel: 'warn',
+    demo: false,
+  };
+  return {
+    config,
+    async remove() {
+      await dropDatabase(config.databaseUrl);
+      const redis = new Redis(config.redisUrl);
+      await deleteKeysByPrefix(redis, config.queuePrefix);
+      await redis.quit();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
