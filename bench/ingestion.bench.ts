@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app';
-import type { Config, } from '../src/config';
+import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
