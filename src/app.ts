@@ -49,13 +49,15 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(internalRoutes, { ...opts, prefix: '/api/internal' });
   await app.register(dataApiRoutes, { ...opts, prefix: '/api/v1' });
   await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
-  await app.register(publicAttributionRoutes, { ...opts, prefix: '/api/public/attribution' });
+  // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
+  const ledger = createLedger(services);
+  await app.register(publicAttributionRoutes, { ...opts, ledger, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, opts);
   await app.register(webhookRoutes, {
     ...opts,
     prefix: '/api/webhooks/attribution',
-    recordLedgerEvent: createLedger(services).record,
+    recordLedgerEvent: ledger.record,
   });
   return app;
 }

@@ -3,7 +3,7 @@ import type { Services } from '../../services';
 import { RecentAppClicks } from '../installs/ip-clicks';
 import { InstallRecorder } from '../installs/record';
 import { CreditSources } from '../ledger/credit';
-import { Ledger } from '../ledger/record';
+import type { Ledger } from '../ledger/record';
 import { ClickLinks } from '../links/resolve';
 import { clickRoutes } from './clicks.routes';
 import { eventRoutes } from './events.routes';
@@ -25,7 +25,7 @@ export type PublicDeps = {
  * answers carry `Access-Control-Allow-Origin: *`, and JSON sent as text/plain (the
  * form `navigator.sendBeacon` uses to avoid a preflight) is read as JSON.
  */
-export async function publicAttributionRoutes(app: FastifyInstance, { services }: { services: Services }) {
+export async function publicAttributionRoutes(app: FastifyInstance, { services, ledger }: { services: Services; ledger: Ledger }) {
   const { db, queues, log, redis, config } = services;
   const credit = new CreditSources(db, config.secretKey);
   const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
@@ -35,7 +35,7 @@ export async function publicAttributionRoutes(app: FastifyInstance, { services }
     clickLinks: new ClickLinks(db),
     recentAppClicks,
     installs: new InstallRecorder({ db, queues, log, credit, recentAppClicks }),
-    ledger: new Ledger({ db, queues, log, credit }),
+    ledger,
   };
 
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
