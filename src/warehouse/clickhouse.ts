@@ -39,8 +39,12 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
     mkdirSync(path, { recursive: true });
     // chdb/connection implements @clickhouse/client's Connection, typed against client-common.
     const connection = createChdbConnection({ path }) as unknown as ClientOptions['connection'];
-    client = createClient({ connection, clickhouse_settings: settings });
-    // chDB ignores the client's `database` option; select it for this session instead.
+    client = createClient({ connection });
+    // chDB runs client-level settings as SET statements before every query, and a SET lasts
+    // for the session: set them once. It also ignores the client's `database` option.
+    for (const [name, value] of Object.entries(settings)) {
+      await client.command({ query: `SET ${name} = {value:String}`, query_params: { value: String(value) } });
+    }
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
     await client.command({ query: `USE ${opts.database}` });
   } else {
