@@ -1,21 +1,17 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { buildApp } from '../src/app';
-import { type Config, loadConfig } from '../src/config';
+import type { Config, } from '../src/config';
 import { mirrorCreators } from '../src/data-api/creator-mirror';
 import { encodeCursor } from '../src/data-api/cursor';
-import { dropDatabase } from '../src/db/database';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { PLATFORMS } from '../src/platforms';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { derivePlacements } from '../workers/placement-derive';
 import { round, timeCalls } from './helpers';
+import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -39,7 +35,7 @@ const DAY_MS = 86_400_000;
 const DEEP_POSITION = 90_000;
 
 const bench: Bench = async (emit) => {
-  const env = benchEnvironment();
+  const env = benchEnvironment('data');
   const log = createLogger(env.config.logLevel);
   const services = await createServices(env.config, log);
   let app: FastifyInstance | undefined;
@@ -298,33 +294,3 @@ async function csvDownload(url: string, key: string) {
   return { rows: runs[0]!.rows, ttfb_ms: median('ttfb_ms'), total_ms: median('total_ms'), rss_growth_mb: Math.max(...runs.map((r) => r.rss_growth_mb)) };
 }
 
-/** Config for a throw-away Postgres database, Redis prefix and ClickHouse directory. */
-function benchEnvironment() {
-  const suffix = randomBytes(5).toString('hex');
-  const base = loadConfig();
-  const databaseUrl = new URL(base.databaseUrl);
-  databaseUrl.pathname = `/svc_bench_data_${suffix}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-data-'));
-  const config: Config = {
-    ...base,
-    env: 'test',
-    databaseUrl: databaseUrl.toString(),
-    clickhouseUrl: undefined,
-    clickhouseDatabase: `svc_bench_${suffix}`,
-    dataDir,
-    queuePrefix: `svcbench_${suffix}`,
-    logLevel: 'warn',
-    demo: false,
-  };
-  return {
-    config,
-    async remove() {
-      await dropDatabase(config.databaseUrl);
-      const redis = new Redis(config.redisUrl);
-      const keys = await redis.keys(`${config.queuePrefix}:*`);
-      if (keys.length) await redis.del(...keys);
-      await redis.quit();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
-}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
@@ -92,7 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     env: e.NODE_ENV,
     port: e.PORT,
     host: e.HOST,
-    databaseUrl: e.DATABASE_URL,
+    databaseUrl: withDefaultUser(e.DATABASE_URL),
     redisUrl: e.REDIS_URL,
     clickhouseUrl: e.CLICKHOUSE_URL,
     clickhouseDatabase: e.CLICKHOUSE_DATABASE,
@@ -114,6 +115,17 @@ function isDnsServer(value: string): boolean {
   const m = /^\[(.+)\]:(\d{1,5})$/.exec(value) ?? /^([^:]+):(\d{1,5})$/.exec(value);
   const host = m ? m[1]! : value;
   return isIP(host) !== 0 && (!m || Number(m[2]) <= 65535);
+}
+
+/**
+ * A URL without a user name connects as the OS user, as libpq does; node-postgres would
+ * instead read $USER, which services and CI shells often leave unset.
+ */
+function withDefaultUser(databaseUrl: string): string {
+  const url = new URL(databaseUrl);
+  if (url.username) return databaseUrl;
+  url.username = userInfo().username;
+  return url.toString();
 }
 
 function describe(issue: z.core.$ZodIssue): string {

@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config';
@@ -11,11 +11,18 @@ describe('configuration (CONTRACT 2)', () => {
     const c = loadConfig({ DATA_DIR: dataDir });
     expect(c.port).toBe(3000);
     expect(c.host).toBe('127.0.0.1');
-    expect(c.databaseUrl).toBe('postgres://localhost:5432/svc');
+    expect(c.databaseUrl).toBe(`postgres://${userInfo().username}@localhost:5432/svc`);
     expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
     expect(c.clickhouseUrl).toBeUndefined();
     expect(c.clickhouseDatabase).toBe('svc');
     expect(c.publicBaseUrl).toBe('http://127.0.0.1:3000');
+  });
+
+  it('connects as the OS user when DATABASE_URL names none, as libpq does', () => {
+    expect(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://db.internal:5432/x' }).databaseUrl).toBe(
+      `postgres://${userInfo().username}@db.internal:5432/x`,
+    );
+    expect(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://app:pw@db:5432/x' }).databaseUrl).toBe('postgres://app:pw@db:5432/x');
   });
 
   it('names the bad variable in one line', () => {

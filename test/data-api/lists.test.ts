@@ -321,6 +321,26 @@ describe('CSV exports', () => {
     ]);
   });
 
+  it('posts.csv reads on past its first page: each placement once, in order, ties included', async () => {
+    const big = await brandWithKey(t, { name: 'Big' });
+    const campaign = await createCampaign(t, { brand_id: big.brand.id, name: 'Bulk' });
+    const ids = Array.from({ length: 1205 }, (_, i) => `bulk-${String(i).padStart(4, '0')}`);
+    await addPlacements(
+      t,
+      big.brand.id,
+      // nine posting instants for 1,205 placements
+      ids.map((id, i) => ({ id, campaign_id: campaign.id, creator_id: null, platform: 'facebook', posted_at: `2026-06-0${1 + (i % 9)}T00:00:00Z` })),
+    );
+    await t.settle();
+    const res = await api(t, big.key, '/posts.csv');
+    const rows = parseCsv(res.body).slice(1);
+    const expected = ids
+      .map((id, i) => ({ id, day: 1 + (i % 9) }))
+      .sort((a, b) => b.day - a.day || (a.id < b.id ? -1 : 1))
+      .map((p) => p.id);
+    expect(rows.map((r) => r[0])).toEqual(expected);
+  });
+
   it('a CSV with nothing in range has its header row only', async () => {
     const { rows } = await csv('/posts.csv', { start_date: '2025-01-01', end_date: '2025-01-02' });
     expect(rows).toHaveLength(1);
