@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropDatabase } from '../src/db/database';
 import { signAdminToken } from '../src/http/admin-auth';
+import { deleteKeysByPrefix } from '../src/queues/redis';
 import { createWarehouse } from '../src/warehouse/clickhouse';
 import { eventually } from './helpers/harness';
 
@@ -56,6 +57,9 @@ const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.
 
 afterAll(async () => {
   await dropDatabase(env.DATABASE_URL);
+  const redis = new Redis('redis://127.0.0.1:6379');
+  await deleteKeysByPrefix(redis, env.QUEUE_PREFIX);
+  await redis.quit();
 });
 
 describe('npm start', () => {
@@ -97,7 +101,6 @@ describe('npm start', () => {
       (c) => (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) === 0,
       30_000,
     );
-    await queue.obliterate({ force: true });
     await queue.close();
     await redis.quit();
     second.child.kill('SIGTERM');
