@@ -1,8 +1,12 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
+import { createDb } from './db/database';
 import { seedDemoCommand } from './demo/cli';
 import { signAdminToken } from './http/admin-auth';
+import { importFile } from './internal/import';
 import { createLogger } from './logger';
+import { FactQueues } from './queues/queues';
+import { createRedis } from './queues/redis';
 import { closeServices, createServices, migrate } from './services';
 
 type Command = { summary: string; run(args: string[]): Promise<void> };
@@ -25,6 +29,31 @@ const commands: Record<string, Command> = {
   'seed-demo': {
     summary: 'load demo brands (--brands N --creators N --placements N --days N) and print their API keys',
     run: seedDemoCommand,
+  },
+  import: {
+    summary: 'queue placements or snapshots from a file: import placements|snapshots FILE.ndjson|FILE.csv [--dry-run]',
+    async run(args) {
+      const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'dry-run': { type: 'boolean' } } });
+      const [kind, file] = positionals;
+      if ((kind !== 'placements' && kind !== 'snapshots') || !file) {
+        throw new Error('usage: npm run cli -- import placements|snapshots FILE [--dry-run]');
+      }
+      // Postgres and Redis only: the running service's workers write the queued rows to
+      // ClickHouse, so this works beside `npm start` and its embedded ClickHouse.
+      const config = loadConfig();
+      const db = createDb(config.databaseUrl, 2);
+      const redis = createRedis(config.redisUrl);
+      const queues = new FactQueues(redis, config.queuePrefix);
+      try {
+        const report = await importFile({ db, queues }, kind, file, { dryRun: values['dry-run'] });
+        console.log(JSON.stringify(report, null, 2));
+        if (report.refused.length > 0) process.exitCode = 1;
+      } finally {
+        await queues.close();
+        await redis.quit();
+        await db.destroy();
+      }
+    },
   },
   'admin-token': {
     summary: 'print an admin JWT valid for one hour (--sub NAME)',
@@ -49,7 +78,7 @@ if (!name || name === '--help' || name === 'help') {
   process.exit(2);
 } else {
   commands[name].run(rest).then(
-    () => process.exit(0),
+    () => process.exit(process.exitCode ?? 0),
     (err) => {
       console.error(err instanceof Error ? err.message : err);
       process.exit(1);
