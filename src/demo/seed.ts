@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { PLATFORMS, type Platform } from '../platforms';
+import { seedAttribution } from './attribution';
 
 /**
  * A synthetic but plausible data set, loaded through the internal set-up endpoints, so it
@@ -76,7 +77,7 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
   for (let b = 0; b < size.brands; b++) {
     const name = BRAND_NAMES[b % BRAND_NAMES.length]! + (b >= BRAND_NAMES.length ? ` ${Math.floor(b / BRAND_NAMES.length) + 1}` : '');
     const platforms = b === 0 ? [...PLATFORMS] : PLATFORMS.filter((_, i) => i < 2 || rnd.next() < 0.5);
-    const brand = await post<{ id: string }>('/api/internal/brands', {
+    const brand = await post<{ id: string; pixel_key: string }>('/api/internal/brands', {
       name,
       logo_url: `https://placehold.co/128x128?text=${encodeURIComponent(name.slice(0, 2))}`,
       default_platforms: platforms,
@@ -130,6 +131,7 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
       }
     }
     if (snapshots.length) await post('/api/internal/placement-metrics', { snapshots });
+    await seedAttribution(post, brand, creators, rnd, now);
     brands.push({ id: brand.id, name, apiKey: key, portal });
   }
   return brands;
