@@ -15,7 +15,8 @@ export const placementSchema = z.object({
   id: z.string().trim().min(1).max(128),
   brand_id: z.string().min(1),
   campaign_id: z.string().min(1),
-  creator_id: z.string().min(1).nullable(),
+  // CONTRACT 4 writes `creator_id or null`: an omitted key means no creator too.
+  creator_id: z.string().min(1).nullish().transform((v) => v ?? null),
   platform: platformSchema,
   url: optionalText(2000),
   thumbnail_url: optionalText(2000),
@@ -31,7 +32,8 @@ export const snapshotSchema = z.object({
   views: count,
   likes: count,
   comments: count,
-  shares: count.nullable(),
+  // Some platforms report no shares: null, or the key left out.
+  shares: count.nullish().transform((v) => v ?? null),
 });
 export type SnapshotInput = z.output<typeof snapshotSchema>;
 

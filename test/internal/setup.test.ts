@@ -107,9 +107,10 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
       caption: 'hello, "world"',
       posted_at: '2026-05-01T12:30:00Z',
     };
-    expect(await postPlacements(t, [placement, { ...placement, id: `q-${brand.id}`, creator_id: null }])).toEqual({ accepted: 2 });
+    const { creator_id: _, ...withoutCreator } = placement;
+    expect(await postPlacements(t, [placement, { ...withoutCreator, id: `q-${brand.id}` }])).toEqual({ accepted: 2 });
     await postSnapshots(t, [
-      { placement_id: placement.id, date: '2026-05-01', views: 100, likes: 10, comments: 1, shares: null },
+      { placement_id: placement.id, date: '2026-05-01', views: 100, likes: 10, comments: 1 },
       { placement_id: placement.id, date: '2026-05-02', views: 150, likes: 12, comments: 2, shares: 3 },
     ]);
     await postSnapshots(t, [{ placement_id: placement.id, date: '2026-05-02', views: 175, likes: 13, comments: 2, shares: 4 }]);
