@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { type DestinationStream, pino, type Logger } from 'pino';
 
 export type { Logger };
 
@@ -10,7 +10,7 @@ export function redactUrl(url: string): string {
 }
 
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
     redact: {
@@ -30,5 +30,5 @@ export function createLogger(level: string): Logger {
         return { id: req.id, method: req.method, url: redactUrl(req.url) };
       },
     },
-  });
+  }, destination);
 }

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, redactUrl } from '../src/logger';
+
+describe('logs', () => {
+  it('never carry API keys or tokens from URLs', () => {
+    expect(redactUrl('/api/v1/posts?limit=5&api_key=sk_secret&sort=views')).toBe('/api/v1/posts?limit=5&api_key=[redacted]&sort=views');
+    expect(redactUrl('/admin/queues?token=eyJhbGci.x.y')).toBe('/admin/queues?token=[redacted]');
+  });
+
+  it('redact credentials in headers and bodies', () => {
+    const lines: string[] = [];
+    const log = createLogger('info', { write: (line: string) => lines.push(line) });
+    log.info({
+      req: {
+        id: 'req-1',
+        method: 'GET',
+        url: '/api/v1/brand?api_key=sk_query',
+        headers: { authorization: 'Bearer sk_live', cookie: 'svc_session=abc', 'x-svc-api-key': 'sk_hdr' },
+      },
+      body: { password: 'hunter2hunter2', signing_secret: 'whsec_1' },
+    });
+    const out = lines.join('');
+    for (const secret of ['sk_query', 'sk_live', 'svc_session=abc', 'sk_hdr', 'hunter2hunter2', 'whsec_1']) expect(out).not.toContain(secret);
+    expect(out).toContain('[redacted]');
+    expect(JSON.parse(out).req).toEqual({ id: 'req-1', method: 'GET', url: '/api/v1/brand?api_key=[redacted]' });
+  });
+});
