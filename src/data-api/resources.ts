@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLATFORMS, platformSchema } from '../platforms';
-import { ATTRIBUTIONS } from './params';
+import { ATTRIBUTIONS, addDays } from './params';
 import type { CreatorRow, DailyTotals, PostRow } from './queries';
 
 /**
@@ -164,7 +164,7 @@ export function dailyRows(totals: DailyTotals[], start: string, end: string, cum
   const byDate = new Map(totals.map((t) => [t.date, t]));
   const rows: DailyRow[] = [];
   const running = { views: 0, likes: 0, comments: 0 };
-  for (let date = start; date <= end; date = nextDay(date)) {
+  for (let date = start; date <= end; date = addDays(date, 1)) {
     const t = byDate.get(date);
     const row: DailyRow = {
       date,
@@ -183,12 +183,6 @@ export function dailyRows(totals: DailyTotals[], start: string, end: string, cum
     rows.push(row);
   }
   return rows;
-}
-
-function nextDay(date: string): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString().slice(0, 10);
 }
 
 /** CSV columns (SPEC 2.8) and how a resource fills them. */

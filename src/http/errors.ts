@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ZodError, type z } from 'zod';
+import { ZodError } from 'zod';
 
 /** An error answered as `status` with a JSON body, e.g. `{"error":"not_found"}`. */
 export class HttpError extends Error {
@@ -16,11 +16,6 @@ export const notFound = () => new HttpError(404, { error: 'not_found' });
 /** Zod issues as answered in `details` of a 422 (CONTRACT 4). */
 export function zodDetails(err: ZodError) {
   return err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
-}
-
-/** Parses a request part with a zod schema; failures become 422 invalid_request. */
-export function parseBody<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
-  return schema.parse(value);
 }
 
 /**

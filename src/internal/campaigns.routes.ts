@@ -18,6 +18,8 @@ const createCampaign = z
     path: ['end_date'],
   });
 
+const listQuery = z.object({ brand_id: z.string().optional() });
+
 const columns = ['id', 'brand_id', 'name', 'status', 'start_date', 'end_date', 'visible', 'created_at'] as const;
 
 export async function campaignRoutes(app: FastifyInstance, { services }: { services: Services }) {
@@ -44,7 +46,7 @@ export async function campaignRoutes(app: FastifyInstance, { services }: { servi
   });
 
   app.get('/campaigns', async (req) => {
-    const { brand_id } = z.object({ brand_id: z.string().optional() }).parse(req.query);
+    const { brand_id } = listQuery.parse(req.query);
     let q = db.selectFrom('campaigns').select(columns).orderBy('created_at').limit(1000);
     if (brand_id) q = q.where('brand_id', '=', brand_id);
     return { data: await q.execute() };

@@ -13,6 +13,7 @@ const createCreator = z.object({
   handles: z.array(handleSchema).max(20).optional(),
   followers: z.number().int().min(0).nullish(),
 });
+const creatorParams = z.object({ id: z.string() });
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
 
 const columns = ['id', 'name', 'first_name', 'handles', 'followers', 'created_at'] as const;
@@ -48,7 +49,7 @@ export async function creatorRoutes(app: FastifyInstance, { services }: { servic
   });
 
   app.get('/creators/:id', async (req) => {
-    const { id } = z.object({ id: z.string() }).parse(req.params);
+    const { id } = creatorParams.parse(req.params);
     const creator = await db.selectFrom('creators').select(columns).where('id', '=', id).executeTakeFirst();
     if (!creator) throw notFound();
     return creator;
