@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import { portalRange, rangeParams, totalsRange } from './range';
 import { answer, creatorRef, dateRange, money, type Operations, pagination, readErrors } from './schemas';
 
-const codesQuery = rangeParams.extend({ creator_id: z.string().optional(), ...pageParams(codeCursor) });
+const codesQuery = rangeParams.extend({ creator_id: z.string().min(1).optional(), ...pageParams(codeCursor) });
 
 const portalCode = z.object({
   id: z.string(),

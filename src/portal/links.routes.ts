@@ -7,7 +7,7 @@ import type { Services } from '../services';
 import { portalRange, rangeParams, totalsRange } from './range';
 import { answer, creatorRef, dateRange, money, type Operations, pagination, readErrors } from './schemas';
 
-const linksQuery = rangeParams.extend({ creator_id: z.string().optional(), ...pageParams(linkCursor) });
+const linksQuery = rangeParams.extend({ creator_id: z.string().min(1).optional(), ...pageParams(linkCursor) });
 
 /** A link as the brand sees it: no brand or pixel key, the creator as {id, name}. */
 const portalLink = z.object({

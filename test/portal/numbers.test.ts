@@ -280,6 +280,9 @@ describe('GET /events', () => {
     const sandbox = (await feed(a, '?sandbox=true')).data;
     expect(sandbox.map((e) => [e.transaction_id, e.sandbox])).toEqual([['sandbox-1', true]]);
     expect((await a.get('/events?event_type=bogus')).json()).toMatchObject({ error: 'invalid_parameter', param: 'event_type' });
+    for (const path of ['/links', '/codes', '/events']) {
+      expect((await a.get(`${path}?creator_id=`)).json(), path).toMatchObject({ error: 'invalid_parameter', param: 'creator_id' });
+    }
     expect((await a.get('/events?sandbox=maybe')).json()).toMatchObject({ error: 'invalid_parameter', param: 'sandbox' });
   });
 
