@@ -20,12 +20,14 @@ const createDomain = z.object({
 
 const domainParams = z.object({ id: z.string() });
 
+const listQuery = z.object(pageParams(domainCursor));
+
 /** /attribution-domains (SPEC 4.5): shared and brand-owned vanity domains, as the operator sees them. */
 export async function attributionDomainRoutes(app: FastifyInstance, { services }: { services: Services }) {
   const { db } = services;
 
   app.get('/attribution-domains', async (req) => {
-    const page = z.object(pageParams(domainCursor)).parse(req.query);
+    const page = listQuery.parse(req.query);
     return { ...(await listDomains(db, 'operator', page)), hosting: hostingStatus() };
   });
 

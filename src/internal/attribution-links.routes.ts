@@ -132,9 +132,11 @@ export async function attributionLinkRoutes(app: FastifyInstance, { services }: 
   });
 }
 
+const linkParams = z.object({ id: z.string() });
+
 /** Link ids are Postgres bigserials; anything else names no link. */
 function linkId(params: unknown): number {
-  const { id } = z.object({ id: z.string() }).parse(params);
+  const { id } = linkParams.parse(params);
   if (!/^[1-9]\d{0,14}$/.test(id)) throw notFound();
   return Number(id);
 }

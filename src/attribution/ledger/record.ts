@@ -62,6 +62,11 @@ export class Ledger {
 
   constructor(private readonly deps: LedgerDeps) {}
 
+  /** The credit sources the ledger attributes with, shared with the install recorder (one link memo per process). */
+  get credit(): CreditSources {
+    return this.deps.credit;
+  }
+
   readonly record: RecordLedgerEvent = async (brandId, draft) => {
     const event = normalize(draft);
     const attribution = await this.attribute(brandId, event);

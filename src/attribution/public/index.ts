@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services';
 import { RecentAppClicks } from '../installs/ip-clicks';
 import { InstallRecorder } from '../installs/record';
-import { CreditSources } from '../ledger/credit';
 import type { Ledger } from '../ledger/record';
 import { ClickLinks } from '../links/resolve';
 import { clickRoutes } from './clicks.routes';
@@ -27,7 +26,8 @@ export type PublicDeps = {
  */
 export async function publicAttributionRoutes(app: FastifyInstance, { services, ledger }: { services: Services; ledger: Ledger }) {
   const { db, queues, log, redis, config } = services;
-  const credit = new CreditSources(db, config.secretKey);
+  // The ledger's credit sources: installs and events then share one memo of links.
+  const { credit } = ledger;
   const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
   const deps: PublicDeps = {
     services,

@@ -56,6 +56,8 @@ type Settings = z.output<typeof appleSettings>;
 
 type Verified = { notification: ResponseBodyV2DecodedPayload; transaction: JWSTransactionDecodedPayload | null };
 
+/** The notification body: one signed JWS (App Store Server Notifications V2). */
+const appleBody = z.looseObject({ signedPayload: z.string().min(1) });
 const notification = z.looseObject({
   notificationType: z.string(),
   subtype: z.string().nullish(),
@@ -100,7 +102,7 @@ export function appleConnector(roots: Buffer[]): Connector<Settings, Verified, A
     settingsSchema: appleSettings,
 
     async authenticate(delivery, connection) {
-      const { signedPayload } = read(z.looseObject({ signedPayload: z.string().min(1) }), parseJson(delivery.body));
+      const { signedPayload } = read(appleBody, parseJson(delivery.body));
       const claimed = peek(signedPayload, roots);
       const { bundle_id, app_apple_id } = connection.settings;
       try {
