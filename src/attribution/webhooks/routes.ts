@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Services } from '../../services';
 import { type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
-import { type Delivery, type Mapped, WebhookRejection } from './connector';
+import { type Delivery, type Mapped, unparseable, WebhookRejection } from './connector';
 import { BrandLedgerView } from './map-context';
 import { createConnectors } from './providers';
 
@@ -50,7 +50,11 @@ export async function webhookRoutes(
     const ledger = new BrandLedgerView(db, connection.brandId);
     let mapped: Mapped[];
     try {
-      const settings = connector.settingsSchema.parse(connection.settings);
+      // Settings are validated when saved; a stored value that no longer passes (a connector
+      // that became stricter) is the connection's error to report, like any other refusal.
+      const stored = connector.settingsSchema.safeParse(connection.settings);
+      if (!stored.success) throw unparseable('invalid_connection_settings');
+      const settings = stored.data;
       const { signingSecret, sandboxSecret } = connection;
       // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
       const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });

@@ -141,6 +141,17 @@ describe('webhook URL lookup', () => {
   });
 });
 
+describe('stored settings that no longer pass', () => {
+  it('refuse the delivery and mark the connection error, like any other failure', async () => {
+    const apple = await connect(t, globex.cookie, { provider: 'apple', settings: { bundle_id: 'com.globex.app' } });
+    await t.services.db.updateTable('billing_connections').set({ settings: JSON.stringify({}) }).where('id', '=', apple.id).execute();
+    const res = await deliver(t, apple.webhook_url, '{"signedPayload":"x.y.z"}');
+    expect(res).toEqual({ status: 422, body: { error: 'invalid_connection_settings' } });
+    const after = (await portal(globex.cookie, 'GET', '')).json().data.find((c: Connection) => c.id === apple.id);
+    expect(after).toMatchObject({ status: 'error', last_error: 'invalid_connection_settings' });
+  });
+});
+
 describe('internal connections (SPEC 4.5)', () => {
   it('lists every brand\'s connections with health, filtered by brand and paged', async () => {
     const all = await t.request({ method: 'GET', url: '/api/internal/attribution-connections', admin: true });
