@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Config } from './config';
+import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
 import { migratePostgres } from './db/migrate';
 import type { Logger } from './logger';
@@ -16,6 +17,8 @@ export type Services = {
   redis: Redis;
   warehouse: Warehouse;
   queues: FactQueues;
+  /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
+  linkChanges: ChangeFeed;
 };
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -28,7 +31,9 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   });
   const redis = createRedis(config.redisUrl);
   const queues = new FactQueues(redis, config.queuePrefix);
-  return { config, log, db, redis, warehouse, queues };
+  const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
+  await linkChanges.start();
+  return { config, log, db, redis, warehouse, queues, linkChanges };
 }
 
 /** Applies pending Postgres and ClickHouse migrations. */
@@ -41,6 +46,7 @@ export async function migrate(services: Pick<Services, 'db' | 'warehouse' | 'log
 /** Closes in dependency order: queued rows reach Redis before Redis closes. */
 export async function closeServices(s: Services): Promise<void> {
   await s.queues.close();
+  await s.linkChanges.close();
   await s.redis.quit().catch(() => s.redis.disconnect());
   await s.warehouse.close();
   await s.db.destroy();

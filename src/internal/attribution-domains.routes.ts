@@ -47,7 +47,7 @@ export async function attributionDomainRoutes(app: FastifyInstance, { services }
   });
 
   app.delete('/attribution-domains/:id', async (req, reply) => {
-    await removeDomain(db, domainParams.parse(req.params).id, 'operator');
+    await removeDomain(services, domainParams.parse(req.params).id, 'operator');
     return reply.status(204).send();
   });
 }

@@ -105,6 +105,7 @@ export async function attributionLinkRoutes(app: FastifyInstance, { services }: 
       if (!row) throw new HttpError(409, { error: 'slug_taken' });
       return row.id;
     });
+    services.linkChanges.changed(); // this process serves the new link at once
     return reply.status(201).send(await linkItem(services, id));
   });
 
@@ -128,6 +129,7 @@ export async function attributionLinkRoutes(app: FastifyInstance, { services }: 
         .where('id', '=', id)
         .execute();
     });
+    services.linkChanges.changed();
     return linkItem(services, id);
   });
 }

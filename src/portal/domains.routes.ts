@@ -79,7 +79,7 @@ export async function domainRoutes(app: FastifyInstance, { services }: { service
 
   app.delete('/domains/:id', async (req, reply) => {
     const domain = await ownDomain(db, domainParams.parse(req.params).id, req.portal!.brandId);
-    await removeDomain(db, domain.id, { brandId: req.portal!.brandId }); // 409 domain_has_links
+    await removeDomain(services, domain.id, { brandId: req.portal!.brandId }); // 409 domain_has_links
     return reply.status(204).send();
   });
 }

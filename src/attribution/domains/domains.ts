@@ -64,7 +64,7 @@ export function toDomainItem(row: DomainRow): DomainItem {
  * DNS records its owner must create. It starts `pending`: nothing is looked up before
  * the owner had a chance to create the records; POST .../check does that.
  */
-export async function registerDomain({ db, config }: Pick<Services, 'db' | 'config'>, brandId: string | null, hostname: string) {
+export async function registerDomain({ db, config, linkChanges }: Pick<Services, 'db' | 'config' | 'linkChanges'>, brandId: string | null, hostname: string) {
   const normalized = normalizeHostname(hostname);
   if (!normalized) {
     throw new HttpError(422, { error: 'invalid_request', details: [{ path: 'hostname', message: 'not a valid host name' }] });
@@ -87,6 +87,7 @@ export async function registerDomain({ db, config }: Pick<Services, 'db' | 'conf
     .returningAll()
     .executeTakeFirst();
   if (!row) throw new HttpError(409, { error: 'domain_taken' });
+  linkChanges.changed(); // clicks on the new host may have been answered "no link"
   return row;
 }
 
@@ -136,7 +137,7 @@ export async function listDomains(db: Db, scope: DomainScope, page: { limit: num
 }
 
 /** Removes a domain no link uses; 409 domain_has_links otherwise. */
-export async function removeDomain(db: Db, id: string, scope: DomainScope): Promise<void> {
+export async function removeDomain({ db, linkChanges }: Pick<Services, 'db' | 'linkChanges'>, id: string, scope: DomainScope): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // The row lock orders this against link creation, which key-share locks the domain:
     // a link created concurrently is either seen below or finds the domain gone.
@@ -146,6 +147,7 @@ export async function removeDomain(db: Db, id: string, scope: DomainScope): Prom
     if (link) throw new HttpError(409, { error: 'domain_has_links' });
     await trx.deleteFrom('domains').where('id', '=', id).execute();
   });
+  linkChanges.changed();
 }
 
 function writable<O>(q: SelectQueryBuilder<Database, 'domains', O>, scope: DomainScope) {

@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
 import { Batcher } from './batcher';
@@ -35,16 +36,39 @@ type LinkCandidate = ServedLink & { active: boolean };
  * fall back to the root link (CONTRACT 5, Clicks). Slugs match regardless of case
  * (they are unique per domain regardless of it, migrations/0005_attribution_setup).
  *
- * Read on every click, never cached, so activation and destination changes apply to the
- * next click; concurrent clicks share one query (Batcher).
+ * Answers (also "no link") are cached in the process until links, domains or brands
+ * change anywhere (the `link_changes` feed), so activation and destination changes
+ * apply to the next click without a Postgres read per click. An answer read while a
+ * change happened is not kept, and while the feed is down every click reads through.
+ * Concurrent misses share one query (Batcher).
  */
 export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));
+  private readonly served = new Map<string, ServedLink | null>();
+  private generation = -1;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly changes: ChangeFeed,
+    private readonly maxEntries = 100_000,
+  ) {}
 
-  forClick(domain: string, slug: string): Promise<ServedLink | null> {
-    return this.batcher.call({ domain, slug: slug.toLowerCase() });
+  async forClick(domain: string, slug: string): Promise<ServedLink | null> {
+    const click = { domain, slug: slug.toLowerCase() };
+    const key = `${click.domain}/${click.slug}`;
+    const generation = this.changes.generation;
+    if (generation !== this.generation) {
+      this.served.clear();
+      this.generation = generation;
+    }
+    const cached = this.served.get(key);
+    if (cached !== undefined && this.changes.live) return cached;
+    const link = await this.batcher.call(click);
+    if (this.changes.live && this.changes.generation === generation && this.generation === generation) {
+      if (this.served.size >= this.maxEntries) this.served.clear();
+      this.served.set(key, link);
+    }
+    return link;
   }
 
   private async resolve(clicks: { domain: string; slug: string }[]): Promise<(ServedLink | null)[]> {

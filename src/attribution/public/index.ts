@@ -32,7 +32,7 @@ export async function publicAttributionRoutes(app: FastifyInstance, { services, 
   const deps: PublicDeps = {
     services,
     pixelKeys: new PixelKeys(db),
-    clickLinks: new ClickLinks(db),
+    clickLinks: new ClickLinks(db, services.linkChanges),
     recentAppClicks,
     installs: new InstallRecorder({ db, queues, log, credit, recentAppClicks }),
     ledger,

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { keyedHash } from '../../../src/secrets';
 import { createLink } from '../../helpers/attribution-fixtures';
@@ -80,6 +80,44 @@ describe('POST /api/public/attribution/clicks: resolution', () => {
     // Reactivated: served again on the next click.
     await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${paused.id}`, admin: true, payload: { active: true } });
     expect((await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'paused' })).statusCode).toBe(200);
+  });
+
+  it('follows link changes made by another process (served links are cached until Postgres notifies a change)', async () => {
+    const elsewhere = await createLink(t, { brand_id: acme.brand.id, creator_id: acme.creator.id, domain_id: acme.domain.id, slug: 'elsewhere' });
+    const click = () => postPublic(t, 'clicks', { domain: acme.hostname, slug: 'elsewhere' });
+    expect((await click()).statusCode).toBe(200); // now cached
+    // Another API process or an operator's SQL: only the link_changes notification tells this process.
+    const { db } = t.services;
+    await db.updateTable('links').set({ active: false }).where('id', '=', elsewhere.id).execute();
+    await expect.poll(async () => (await click()).statusCode, { timeout: 2000 }).toBe(404);
+    await db.updateTable('links').set({ active: true, destination_url: 'https://acme.example/moved' }).where('id', '=', elsewhere.id).execute();
+    await expect.poll(async () => (await click()).json().redirect_url as string, { timeout: 2000 }).toMatch(/^https:\/\/acme\.example\/moved\?svc_cid=/);
+    // A brand renamed elsewhere is answered under its new name.
+    await db.updateTable('brands').set({ name: 'Acme Renamed' }).where('id', '=', acme.brand.id).execute();
+    await expect.poll(async () => (await click()).json().brand_name, { timeout: 2000 }).toBe('Acme Renamed');
+    await db.updateTable('brands').set({ name: 'Acme' }).where('id', '=', acme.brand.id).execute();
+    await expect.poll(async () => (await click()).json().brand_name, { timeout: 2000 }).toBe('Acme');
+  });
+
+  it('reads every click through to Postgres while the change feed is down, and caches again once it is back', async () => {
+    const feed = t.services.linkChanges;
+    const reads = vi.spyOn(t.services.db, 'selectFrom');
+    const click = () => postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya' });
+    await click();
+    reads.mockClear();
+    await click();
+    expect(reads).not.toHaveBeenCalled(); // answered from the cache
+    await feed.close();
+    try {
+      expect(feed.live).toBe(false);
+      await click();
+      await click();
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      await feed.start();
+      reads.mockRestore();
+    }
+    expect(feed.live).toBe(true);
   });
 
   it('answers 404 for unknown slugs when the root link is inactive', async () => {

@@ -1,0 +1,82 @@
+import pg from 'pg';
+import type { Logger } from '../logger';
+
+/**
+ * A Postgres LISTEN channel seen as a generation counter, for in-process caches of
+ * records that change rarely but must never be served stale (links on the click path).
+ * Triggers NOTIFY the channel whenever the records change (migrations/0006), in any
+ * process; every process listening moves to a new generation and its caches start
+ * over. A process that made a change itself calls `changed()` at once, so its own next
+ * request never waits for the notification.
+ *
+ * While the listening connection is down, `live` is false and caches must read through:
+ * a change made then would not be heard. The connection comes back by itself, and
+ * reconnecting moves the generation too.
+ */
+export class ChangeFeed {
+  private generationValue = 0;
+  private client: pg.Client | undefined;
+  private connected = false;
+  private closed = false;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly databaseUrl: string,
+    private readonly channel: string,
+    private readonly log: Logger,
+  ) {}
+
+  get generation(): number {
+    return this.generationValue;
+  }
+
+  get live(): boolean {
+    return this.connected;
+  }
+
+  /** Something changed, here or elsewhere: caches keyed to the old generation are stale. */
+  changed(): void {
+    this.generationValue++;
+  }
+
+  /** Opens the listening connection; resolves once it listens (or failed, and will retry). */
+  async start(): Promise<void> {
+    this.closed = false;
+    const client = new pg.Client({ connectionString: this.databaseUrl });
+    this.client = client;
+    const lost = (err?: Error) => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.connected = false;
+      this.changed();
+      client.removeAllListeners();
+      client.on('error', () => {});
+      client.end().catch(() => {});
+      if (this.closed) return;
+      if (err) this.log.warn({ err, channel: this.channel }, 'change feed lost its Postgres connection; caches read through until it is back');
+      this.retry = setTimeout(() => void this.start(), 1000);
+      this.retry.unref();
+    };
+    client.on('notification', () => this.changed());
+    client.on('error', lost);
+    client.on('end', () => lost());
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(this.channel)}`);
+      if (this.client !== client) return;
+      this.changed(); // whatever happened before we listened is unknown
+      this.connected = true;
+    } catch (err) {
+      lost(err as Error);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = undefined;
+    this.connected = false;
+    await client?.end().catch(() => {});
+  }
+}
