@@ -31,16 +31,17 @@ function factJob(kind: FactKind, data: FactJobData) {
 }
 
 /**
- * Rows from concurrent requests wait this long to share one job (one Redis round trip).
- * Each job costs the producer and the worker a fixed amount of Redis and CPU work, so
- * larger jobs are cheaper per row: clicks, whose answer waits for Redis, gather 5 ms;
- * installs and ledger rows, already durable in their Postgres outbox and not waited for,
- * gather 20 ms.
+ * Adds are group-committed per kind: rows arriving while the kind's previous add is on
+ * its way to Redis go together in the next job, so jobs grow with the load and a quiet
+ * service adds at once. Each job costs the producer and the worker a fixed amount of
+ * Redis and CPU work, so installs and ledger rows, already durable in their Postgres
+ * outbox and not waited for, also gather for 20 ms; clicks and placements, whose answers
+ * wait for Redis, do not linger.
  */
-const LINGER_MS: Record<FactKind, number> = { clicks: 5, placements: 2, placement_metrics: 2, installs: 20, ledger: 20 };
+const LINGER_MS: Record<FactKind, number> = { clicks: 0, placements: 0, placement_metrics: 0, installs: 20, ledger: 20 };
 const MAX_ROWS_PER_JOB = 2000;
 
-type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown): void }[]; timer: NodeJS.Timeout };
+type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown): void }[]; lingering: boolean };
 
 /**
  * The producer side of the fact queues. `add` resolves once the rows are in Redis,
@@ -49,6 +50,8 @@ type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown)
 export class FactQueues {
   readonly queues: Record<FactKind, Queue<FactJobData>>;
   private pending = new Map<FactKind, Pending>();
+  /** Kinds whose add is on its way to Redis: the next waits for it. */
+  private adding = new Set<FactKind>();
   private inFlight = new Set<Promise<unknown>>();
 
   constructor(connection: Redis, prefix: string) {
@@ -66,36 +69,54 @@ export class FactQueues {
     await this.queues[kind].addBulk(jobs);
   }
 
-  /** Queues rows for ClickHouse. Small adds from concurrent requests are coalesced into one job. */
+  /** Queues rows for ClickHouse. Adds from concurrent requests are coalesced into one job. */
   add(kind: FactKind, rows: FactRow[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     if (rows.length >= MAX_ROWS_PER_JOB) return this.track(this.addJobs(kind, rows));
     return new Promise<void>((resolve, reject) => {
       let p = this.pending.get(kind);
       if (!p) {
-        p = { rows: [], waiters: [], timer: setTimeout(() => this.flush(kind), LINGER_MS[kind]) };
+        p = { rows: [], waiters: [], lingering: true };
         this.pending.set(kind, p);
+        const gathered = p;
+        const linger = () => {
+          gathered.lingering = false;
+          this.flushWhenFree(kind);
+        };
+        if (LINGER_MS[kind] > 0) setTimeout(linger, LINGER_MS[kind]);
+        else setImmediate(linger);
       }
-      p.rows.push(...rows);
+      for (const row of rows) p.rows.push(row);
       p.waiters.push({ resolve, reject });
       if (p.rows.length >= MAX_ROWS_PER_JOB) this.flush(kind);
     });
+  }
+
+  /** Sends the gathered rows unless they still linger or the kind's previous add is under way (it sends them when done). */
+  private flushWhenFree(kind: FactKind): void {
+    const p = this.pending.get(kind);
+    if (p && !p.lingering && !this.adding.has(kind)) this.flush(kind);
   }
 
   private flush(kind: FactKind): void {
     const p = this.pending.get(kind);
     if (!p) return;
     this.pending.delete(kind);
-    clearTimeout(p.timer);
+    this.adding.add(kind);
     this.track(
-      this.addJobs(kind, p.rows).then(
-        () => {
-          for (const w of p.waiters) w.resolve();
-        },
-        (err) => {
-          for (const w of p.waiters) w.reject(err);
-        },
-      ),
+      this.addJobs(kind, p.rows)
+        .then(
+          () => {
+            for (const w of p.waiters) w.resolve();
+          },
+          (err) => {
+            for (const w of p.waiters) w.reject(err);
+          },
+        )
+        .finally(() => {
+          this.adding.delete(kind);
+          this.flushWhenFree(kind);
+        }),
     );
   }
 
