@@ -47,7 +47,7 @@ type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; re
  * worker marks it warehoused. Concurrent requests share one INSERT (Batcher).
  */
 export class InstallRecorder {
-  private readonly inserts = new Batcher((rows: Insertable<InstallsTable>[]) => this.insertNew(rows));
+  private readonly inserts = new Batcher((rows: Insertable<InstallsTable>[]) => this.insertNew(rows), { maxRunning: 4 });
 
   constructor(private readonly deps: Deps) {}
 

@@ -58,7 +58,7 @@ export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: Cred
  * Concurrent events share one INSERT (Batcher).
  */
 export class Ledger {
-  private readonly inserts = new Batcher((rows: Insertable<LedgerEventsTable>[]) => this.insertNew(rows));
+  private readonly inserts = new Batcher((rows: Insertable<LedgerEventsTable>[]) => this.insertNew(rows), { maxRunning: 4 });
 
   constructor(private readonly deps: LedgerDeps) {}
 

@@ -1,39 +1,48 @@
 /**
- * Group commit for per-request database work. Calls made while the previous batch is in
+ * Group commit for per-request database work. Calls made while earlier batches are in
  * flight (or in the same event-loop turn) run together as the next batch: one round trip,
- * one statement plan and one commit for many requests, and the batch grows with the load.
- * Batches run one at a time, so every batch starts after the calls in it were made: a
- * look-up never answers from before its request arrived.
+ * one statement plan and one commit for many requests, and batches grow with the load.
+ * Up to `maxRunning` batches are in flight at once, so one slow round trip does not hold
+ * every request behind it. A batch only holds calls made before it started: a look-up
+ * never answers from before its request arrived.
  *
  * `run` answers one output per input, in order. If it throws, every call of the batch fails.
  */
 export class Batcher<I, O> {
   private waiting: { input: I; resolve(output: O): void; reject(err: unknown): void }[] = [];
-  private running = false;
+  private running = 0;
+  private scheduled = false;
 
   constructor(
     private readonly run: (inputs: I[]) => Promise<O[]>,
-    private readonly maxBatch = 500,
+    private readonly opts: { maxBatch?: number; maxRunning?: number } = {},
   ) {}
 
   call(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
-      if (!this.running && this.waiting.length === 1) setImmediate(() => void this.next());
+      if (!this.scheduled && this.running < (this.opts.maxRunning ?? 1)) {
+        // Calls of this event-loop turn join the batch.
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          void this.next();
+        });
+      }
     });
   }
 
   private async next(): Promise<void> {
-    if (this.running || this.waiting.length === 0) return;
-    this.running = true;
-    const batch = this.waiting.splice(0, this.maxBatch);
+    if (this.running >= (this.opts.maxRunning ?? 1) || this.waiting.length === 0) return;
+    this.running++;
+    const batch = this.waiting.splice(0, this.opts.maxBatch ?? 500);
     try {
       const outputs = await this.run(batch.map((w) => w.input));
       for (const [i, w] of batch.entries()) w.resolve(outputs[i]!);
     } catch (err) {
       for (const w of batch) w.reject(err);
     } finally {
-      this.running = false;
+      this.running--;
       void this.next();
     }
   }
