@@ -7,7 +7,7 @@ import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
-import { startWorkers } from '../workers';
+import { startWorkerThread, type Workers } from '../workers';
 import { percentile, round } from './helpers';
 import { benchEnvironment } from './environment';
 import type { Bench } from './run';
@@ -15,8 +15,8 @@ import type { Bench } from './run';
 /**
  * Ingestion under load, side by side in one run: a bare Fastify route that parses and
  * answers the same JSON (the machine's ceiling), then POST clicks, installs and events
- * against the whole service in this process (API, BullMQ workers, Redis, Postgres,
- * embedded ClickHouse). autocannon runs in a worker thread; everything listens on
+ * against the whole service in this process as `npm start` runs it (API, BullMQ workers in
+ * their thread, Redis, Postgres, embedded ClickHouse). autocannon runs in a worker thread; everything listens on
  * 127.0.0.1 and uses its own Postgres database, Redis key prefix and data directory,
  * removed afterwards. Then: acceptance-to-queryable lag, and every answered request
  * counted in ClickHouse (none lost, none doubled).
@@ -97,11 +97,12 @@ const bench: Bench = async (emit) => {
   const log = createLogger(env.config.logLevel);
   let services: Services | undefined;
   let app: FastifyInstance | undefined;
-  let workers: ReturnType<typeof startWorkers> | undefined;
+  let workers: Workers | undefined;
   try {
     services = await createServices(env.config, log);
     await migrate(services);
-    workers = startWorkers({ redisUrl: env.config.redisUrl, prefix: env.config.queuePrefix, warehouse: services.warehouse, db: services.db, log });
+    // As `npm start` runs them: the consumers in their own thread.
+    workers = await startWorkerThread(env.config, log);
     app = await buildApp(services);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const brand = await setUpBrand(app, env.config);

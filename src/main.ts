@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { startWorkers, type Workers } from '../workers';
+import { startWorkerThread, type Workers } from '../workers';
 import { buildApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { loadDemoOnFirstStart } from './demo';
@@ -27,13 +27,7 @@ async function main(mode: Mode): Promise<void> {
   let workers: Workers | undefined;
   let app: FastifyInstance | undefined;
   if (mode !== 'api') {
-    workers = startWorkers({
-      redisUrl: config.redisUrl,
-      prefix: config.queuePrefix,
-      warehouse: services.warehouse,
-      db: services.db,
-      log,
-    });
+    workers = await startWorkerThread(config, log);
   }
   if (mode !== 'workers') {
     app = await buildApp(services);

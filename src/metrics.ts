@@ -1,4 +1,4 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, Registry } from 'prom-client';
 
 /**
  * The process's Prometheus registry, shared by the HTTP layer and the workers.
@@ -43,3 +43,17 @@ export const queueDepth = new Gauge({
   labelNames: ['queue', 'state'] as const,
   registers: [registry],
 });
+
+type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
+let workerThreadMetrics: MetricsSnapshot | undefined;
+
+/** The latest counters of the workers' thread (workers/thread.ts), which has a registry of its own. */
+export function setWorkerThreadMetrics(metrics: MetricsSnapshot): void {
+  workerThreadMetrics = metrics;
+}
+
+/** The /metrics exposition: this thread's registry, plus the workers' thread's counters summed in. */
+export async function metricsText(): Promise<string> {
+  if (!workerThreadMetrics) return registry.metrics();
+  return AggregatorRegistry.aggregate([await registry.getMetricsAsJSON(), workerThreadMetrics]).metrics();
+}

@@ -103,6 +103,23 @@ describe('npm start', () => {
     );
     await queue.close();
     await redis.quit();
+
+    // The consumers run in their own thread; /metrics still counts what they wrote.
+    const more = Array.from({ length: 10 }, (_, i) => ({
+      id: `metrics-${i}`,
+      brand_id: brand.body.id,
+      campaign_id: campaign.body.id,
+      creator_id: null,
+      platform: 'facebook',
+      posted_at: '2026-02-01T00:00:00Z',
+    }));
+    const added = await fetch(`${second.base}/api/internal/placements`, { method: 'POST', headers: admin, body: JSON.stringify({ placements: more }) });
+    expect(added.status).toBe(202);
+    const written = async () => {
+      const text = await (await fetch(`${second.base}/metrics`)).text();
+      return Number(/^svc_facts_written_total\{kind="placements"\} (\d+)/m.exec(text)?.[1] ?? 0);
+    };
+    await eventually(written, (count) => count >= 10, 15_000);
     second.child.kill('SIGTERM');
     expect(await exited(second.child)).toBe(0);
 
@@ -112,6 +129,6 @@ describe('npm start', () => {
       { b: brand.body.id },
     );
     await wh.close();
-    expect(row).toEqual({ n, distinct_ids: n });
+    expect(row).toEqual({ n: n + 10, distinct_ids: n + 10 });
   }, 150_000);
 });

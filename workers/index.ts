@@ -1,9 +1,13 @@
+import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { createRedis } from '../src/queues/redis';
+import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
+import { setWorkerThreadMetrics } from '../src/metrics';
+import { createRedis } from '../src/queues/redis';
 import type { Warehouse } from '../src/warehouse/clickhouse';
 import { BatchWorker } from './batch-worker';
 import { type SweeperOptions, startOutboxSweeper } from './outbox-sweeper';
+import type { ThreadMessage } from './thread-protocol';
 import { FACT_WRITERS } from './writers';
 
 export type Workers = { drain(): Promise<void>; close(): Promise<void> };
@@ -40,4 +44,54 @@ export function startWorkers(opts: WorkerOptions): Workers {
       await connection.quit().catch(() => connection.disconnect());
     },
   };
+}
+
+/**
+ * Starts the workers in a thread of this process (workers/thread.ts), as `npm start` and
+ * `npm run workers` do: the HTTP thread keeps its event loop to requests and queue adds
+ * while the consumers and their ClickHouse inserts run on the other core. Resolves once
+ * the thread consumes. A thread that dies is logged and started again a second later;
+ * its jobs' locks expire and the new thread takes them back (nothing is lost or doubled).
+ */
+export function startWorkerThread(config: Config, log: Logger): Promise<Workers> {
+  let thread: Worker;
+  let closing = false;
+  const replies = new Map<string, () => void>();
+  const request = (type: 'drain' | 'close', reply: 'drained' | 'closed') =>
+    new Promise<void>((resolve) => {
+      replies.set(reply, resolve);
+      thread.postMessage({ type } satisfies ThreadMessage);
+    });
+
+  const start = () =>
+    new Promise<void>((resolve, reject) => {
+      thread = new Worker(new URL('./thread-boot.mjs', import.meta.url), { workerData: { config }, name: 'svc-workers' });
+      let ready = false;
+      thread.on('message', (message: ThreadMessage) => {
+        if (message.type === 'ready') {
+          ready = true;
+          resolve();
+        } else if (message.type === 'metrics') setWorkerThreadMetrics(message.metrics);
+        else replies.get(message.type)?.();
+      });
+      thread.on('error', (err) => {
+        if (!ready) reject(err);
+        else log.error({ err }, 'workers thread failed');
+      });
+      thread.on('exit', (code) => {
+        for (const done of replies.values()) done();
+        if (closing || !ready) return;
+        log.error({ code }, 'workers thread exited; starting it again in 1 s');
+        setTimeout(() => void start().catch((err) => log.error({ err }, 'workers thread did not start')), 1000);
+      });
+    });
+
+  return start().then(() => ({
+    drain: () => request('drain', 'drained'),
+    async close() {
+      closing = true;
+      await request('close', 'closed');
+      await thread.terminate();
+    },
+  }));
 }

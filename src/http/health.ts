@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { registry } from '../metrics';
+import { metricsText, registry } from '../metrics';
 import type { Services } from '../services';
 
 /** GET /healthz and GET /metrics (CONTRACT 7). */
@@ -20,6 +20,6 @@ export async function healthRoutes(app: FastifyInstance, { services }: { service
   app.get('/metrics', async (_req, reply) => {
     await services.queues.counts().catch(() => undefined); // refresh queue depth gauges
     reply.header('content-type', registry.contentType);
-    return registry.metrics();
+    return metricsText();
   });
 }
