@@ -63,7 +63,7 @@ export class BatchWorker {
     private readonly log: Logger,
   ) {
     this.maxRows = writer.maxRows ?? 20_000;
-    this.maxWaitMs = writer.maxWaitMs ?? 100;
+    this.maxWaitMs = writer.maxWaitMs ?? 500;
     this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
