@@ -66,7 +66,7 @@ export class FactQueues {
     for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
       jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt: Date.now(), replay: true }));
     }
-    await this.queues[kind].addBulk(jobs);
+    await this.send(kind, jobs);
   }
 
   /** Queues rows for ClickHouse. Adds from concurrent requests are coalesced into one job. */
@@ -126,7 +126,13 @@ export class FactQueues {
     for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
       jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt }));
     }
-    await this.queues[kind].addBulk(jobs);
+    await this.send(kind, jobs);
+  }
+
+  /** One job is added as such: addBulk builds an ioredis pipeline, which costs more than the add itself. */
+  private async send(kind: FactKind, jobs: ReturnType<typeof factJob>[]): Promise<void> {
+    if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+    else await this.queues[kind].addBulk(jobs);
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
