@@ -41,7 +41,7 @@ export async function installRoutes(app: FastifyInstance, deps: PublicDeps) {
       appVersion: input.app_version,
       occurredAt: input.occurred_at,
       // The SDK calls us from the device, so the socket address is the device's.
-      ipHash: ipHash(services.config.secretKey, req.ip),
+      ipHash: () => ipHash(services.config.secretKey, req.ip),
     });
     return reply.status(duplicate ? 200 : 201).send({ ok: true, duplicate, install });
   });
