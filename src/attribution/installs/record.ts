@@ -4,6 +4,7 @@ import type { InstallsTable } from '../../db/schema';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
+import { unnestColumns, unnestRows } from '../../db/unnest';
 import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { Batcher, sortByKey } from '../links/batcher';
 import { queueOutboxFact } from '../ledger/outbox';
@@ -20,8 +21,8 @@ export type InstallReport = {
   code: string | null;
   appVersion: string | null;
   occurredAt: Date;
-  /** Keyed hash of the reporting device's IP, for the IP match. */
-  ipHash: string;
+  /** Keyed hash of the reporting device's IP, for the IP match; computed only when that match is tried. */
+  ipHash: () => string;
 };
 
 /** The `install` object of the answer (SPEC 4.2). */
@@ -37,6 +38,23 @@ export type InstallAnswer = {
 };
 
 export type InstallOutcome = { duplicate: boolean; install: InstallAnswer };
+
+/** The columns a new install is inserted with, and their Postgres types. */
+const INSTALL_COLUMNS = {
+  id: 'text',
+  brand_id: 'text',
+  install_id: 'text',
+  platform: 'text',
+  attributed: 'boolean',
+  resolution_method: 'text',
+  confidence: 'real',
+  link_id: 'bigint',
+  code_id: 'text',
+  code_label: 'text',
+  creator_id: 'text',
+  app_version: 'text',
+  occurred_at: 'timestamptz',
+} satisfies Record<Exclude<keyof Insertable<InstallsTable>, 'recorded_at' | 'warehoused_at'>, string>;
 
 type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
 
@@ -92,7 +110,7 @@ export class InstallRecorder {
     if (clipboardLink) return linkCredit('clipboard', clipboardLink);
     const code = await credit.code(brandId, report.code);
     if (code) return codeCredit(code);
-    const clickedLinkId = await recentAppClicks.linkFor(brandId, report.ipHash, report.platform);
+    const clickedLinkId = await recentAppClicks.linkFor(brandId, report.ipHash(), report.platform);
     const clickedLink = clickedLinkId === null ? null : await credit.links.byId(clickedLinkId);
     if (clickedLink?.brandId === brandId) return linkCredit('ip', clickedLink);
     return UNATTRIBUTED;
@@ -109,7 +127,8 @@ export class InstallRecorder {
       .with('recorded', (db) =>
         db
           .insertInto('installs')
-          .values(sortByKey(rows, (r) => [r.brand_id, r.install_id]))
+          .columns(unnestColumns(INSTALL_COLUMNS))
+          .expression(unnestRows(INSTALL_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.install_id])))
           .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
           .returningAll(),
       )

@@ -4,11 +4,33 @@ import type { LedgerEventsTable } from '../../db/schema';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
+import { unnestColumns, unnestRows } from '../../db/unnest';
 import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { queueOutboxFact } from './outbox';
 import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod } from './types';
+
+/** The columns a new ledger row is inserted with, and their Postgres types. */
+const LEDGER_COLUMNS = {
+  id: 'text',
+  brand_id: 'text',
+  event_type: 'text',
+  transaction_id: 'text',
+  external_user_id: 'text',
+  amount: 'numeric',
+  currency: 'text',
+  source: 'text',
+  click_token: 'text',
+  link_id: 'bigint',
+  creator_id: 'text',
+  code_id: 'text',
+  code_label: 'text',
+  resolution_method: 'text',
+  confidence: 'real',
+  sandbox: 'boolean',
+  occurred_at: 'timestamptz',
+} satisfies Record<Exclude<keyof Insertable<LedgerEventsTable>, 'recorded_at' | 'warehoused_at'>, string>;
 
 /** The attribution columns of a ledger row. */
 type Attribution = {
@@ -160,7 +182,8 @@ export class Ledger {
       .with('recorded', (db) =>
         db
           .insertInto('ledger_events')
-          .values(sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id]))
+          .columns(unnestColumns(LEDGER_COLUMNS))
+          .expression(unnestRows(LEDGER_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id])))
           .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
           .returningAll(),
       )
