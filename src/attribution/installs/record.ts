@@ -1,10 +1,8 @@
-import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database';
-import type { InstallsTable } from '../../db/schema';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { unnestColumns, unnestRows } from '../../db/unnest';
+import { columnList, recordsetRows } from '../../db/recordset';
 import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { Batcher, sortByKey } from '../links/batcher';
 import { queueOutboxFact } from '../ledger/outbox';
@@ -39,22 +37,25 @@ export type InstallAnswer = {
 
 export type InstallOutcome = { duplicate: boolean; install: InstallAnswer };
 
-/** The columns a new install is inserted with, and their Postgres types. */
-const INSTALL_COLUMNS = {
-  id: 'text',
-  brand_id: 'text',
-  install_id: 'text',
-  platform: 'text',
-  attributed: 'boolean',
-  resolution_method: 'text',
-  confidence: 'real',
-  link_id: 'bigint',
-  code_id: 'text',
-  code_label: 'text',
-  creator_id: 'text',
-  app_version: 'text',
-  occurred_at: 'timestamptz',
-} satisfies Record<Exclude<keyof Insertable<InstallsTable>, 'recorded_at' | 'warehoused_at'>, string>;
+/** An install as inserted: every column but those Postgres fills. */
+type NewInstall = Omit<InstallRow, 'recorded_at' | 'warehoused_at'>;
+
+/** The columns a new install is inserted with. */
+const INSTALL_COLUMNS = columnList({
+  id: true,
+  brand_id: true,
+  install_id: true,
+  platform: true,
+  attributed: true,
+  resolution_method: true,
+  confidence: true,
+  link_id: true,
+  code_id: true,
+  code_label: true,
+  creator_id: true,
+  app_version: true,
+  occurred_at: true,
+} satisfies Record<keyof NewInstall, true>);
 
 type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
 
@@ -65,13 +66,13 @@ type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; re
  * worker marks it warehoused. Concurrent requests share one INSERT (Batcher).
  */
 export class InstallRecorder {
-  private readonly inserts = new Batcher((rows: Insertable<InstallsTable>[]) => this.insertNew(rows), { maxRunning: 4 });
+  private readonly inserts = new Batcher((rows: NewInstall[]) => this.insertNew(rows), { maxRunning: 4 });
 
   constructor(private readonly deps: Deps) {}
 
   async record(brandId: string, report: InstallReport): Promise<InstallOutcome> {
     const credit = await this.attribute(brandId, report);
-    const row = await this.inserts.call({
+    const draft: NewInstall = {
       id: newId(),
       brand_id: brandId,
       install_id: report.installId,
@@ -85,8 +86,10 @@ export class InstallRecorder {
       creator_id: credit.creator?.id ?? null,
       app_version: report.appVersion,
       occurred_at: report.occurredAt,
-    });
-    if (!row) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
+    };
+    const recordedAt = await this.inserts.call(draft);
+    if (!recordedAt) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
+    const row: InstallRow = { ...draft, recorded_at: recordedAt, warehoused_at: null };
     queueOutboxFact(this.deps.queues, this.deps.log, 'installs', installFact(row));
     return {
       duplicate: false,
@@ -119,24 +122,25 @@ export class InstallRecorder {
   /**
    * Inserts installs whose (brand, install_id) is new, many requests per statement, and
    * counts credited codes in the same statement. Rows are sorted by key so concurrent
-   * statements take their locks in one order. Answers the new row per input, or undefined
-   * for a duplicate (also when the same install ID came twice in one batch).
+   * statements take their locks in one order. Answers when each new row was recorded, or
+   * undefined for a duplicate (also when the same install ID came twice in one batch).
    */
-  private async insertNew(rows: Insertable<InstallsTable>[]): Promise<(InstallRow | undefined)[]> {
+  private async insertNew(rows: NewInstall[]): Promise<(Date | undefined)[]> {
     const recorded = await this.deps.db
       .with('recorded', (db) =>
         db
           .insertInto('installs')
-          .columns(unnestColumns(INSTALL_COLUMNS))
-          .expression(unnestRows(INSTALL_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.install_id])))
+          .columns(INSTALL_COLUMNS)
+          .expression(recordsetRows('installs', INSTALL_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.install_id])))
           .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
-          .returningAll(),
+          // Only what the request does not know already: reading rows back costs more than writing them.
+          .returning(['id', 'recorded_at', 'code_id']),
       )
       .with('code_counts', countCodeCredits)
       .selectFrom('recorded')
-      .selectAll()
+      .select(['id', 'recorded_at'])
       .execute();
-    const byId = new Map(recorded.map((r) => [r.id, r]));
+    const byId = new Map(recorded.map((r) => [r.id, r.recorded_at]));
     return rows.map((r) => byId.get(r.id));
   }
 

@@ -1,36 +1,37 @@
-import type { Insertable } from 'kysely';
 import type { Db } from '../../db/database';
-import type { LedgerEventsTable } from '../../db/schema';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { unnestColumns, unnestRows } from '../../db/unnest';
+import { columnList, recordsetRows } from '../../db/recordset';
 import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { queueOutboxFact } from './outbox';
 import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod } from './types';
 
-/** The columns a new ledger row is inserted with, and their Postgres types. */
-const LEDGER_COLUMNS = {
-  id: 'text',
-  brand_id: 'text',
-  event_type: 'text',
-  transaction_id: 'text',
-  external_user_id: 'text',
-  amount: 'numeric',
-  currency: 'text',
-  source: 'text',
-  click_token: 'text',
-  link_id: 'bigint',
-  creator_id: 'text',
-  code_id: 'text',
-  code_label: 'text',
-  resolution_method: 'text',
-  confidence: 'real',
-  sandbox: 'boolean',
-  occurred_at: 'timestamptz',
-} satisfies Record<Exclude<keyof Insertable<LedgerEventsTable>, 'recorded_at' | 'warehoused_at'>, string>;
+/** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
+type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'warehoused_at' | 'amount'> & { amount: string | number };
+
+/** The columns a new ledger row is inserted with. */
+const LEDGER_COLUMNS = columnList({
+  id: true,
+  brand_id: true,
+  event_type: true,
+  transaction_id: true,
+  external_user_id: true,
+  amount: true,
+  currency: true,
+  source: true,
+  click_token: true,
+  link_id: true,
+  creator_id: true,
+  code_id: true,
+  code_label: true,
+  resolution_method: true,
+  confidence: true,
+  sandbox: true,
+  occurred_at: true,
+} satisfies Record<keyof NewLedgerRow, true>);
 
 /** The attribution columns of a ledger row. */
 type Attribution = {
@@ -80,7 +81,7 @@ export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: Cred
  * Concurrent events share one INSERT (Batcher).
  */
 export class Ledger {
-  private readonly inserts = new Batcher((rows: Insertable<LedgerEventsTable>[]) => this.insertNew(rows), { maxRunning: 4 });
+  private readonly inserts = new Batcher((rows: NewLedgerRow[]) => this.insertNew(rows), { maxRunning: 4 });
 
   constructor(private readonly deps: LedgerDeps) {}
 
@@ -93,7 +94,7 @@ export class Ledger {
     const event = normalize(draft);
     const attribution = await this.attribute(brandId, event);
     const id = newId();
-    const row = await this.inserts.call({
+    const newRow: NewLedgerRow = {
       id,
       brand_id: brandId,
       event_type: event.eventType,
@@ -106,8 +107,10 @@ export class Ledger {
       sandbox: event.sandbox,
       occurred_at: event.occurredAt,
       ...attribution,
-    });
-    if (!row) return { id: await this.recordedId(brandId, event), duplicate: true };
+    };
+    const recorded = await this.inserts.call(newRow);
+    if (!recorded) return { id: await this.recordedId(brandId, event), duplicate: true };
+    const row: LedgerRow = { ...newRow, ...recorded, warehoused_at: null };
     queueOutboxFact(this.deps.queues, this.deps.log, 'ledger', ledgerFact(row));
     return { id: row.id, duplicate: false };
   };
@@ -177,21 +180,22 @@ export class Ledger {
    * concurrent statements take their locks in one order. Answers the new row per input, or
    * undefined for a duplicate (also when the same event came twice in one batch).
    */
-  private async insertNew(rows: Insertable<LedgerEventsTable>[]): Promise<(LedgerRow | undefined)[]> {
+  private async insertNew(rows: NewLedgerRow[]): Promise<(Pick<LedgerRow, 'amount' | 'recorded_at'> | undefined)[]> {
     const recorded = await this.deps.db
       .with('recorded', (db) =>
         db
           .insertInto('ledger_events')
-          .columns(unnestColumns(LEDGER_COLUMNS))
-          .expression(unnestRows(LEDGER_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id])))
+          .columns(LEDGER_COLUMNS)
+          .expression(recordsetRows('ledger_events', LEDGER_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id])))
           .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
-          .returningAll(),
+          // Only what the request does not know already (the amount as Postgres rounded it).
+          .returning(['id', 'amount', 'recorded_at', 'code_id']),
       )
       .with('code_counts', countCodeCredits)
       .selectFrom('recorded')
-      .selectAll()
+      .select(['id', 'amount', 'recorded_at'])
       .execute();
-    const byId = new Map(recorded.map((r) => [r.id, r]));
+    const byId = new Map(recorded.map(({ id, ...rest }) => [id, rest]));
     return rows.map((r) => byId.get(r.id));
   }
 
