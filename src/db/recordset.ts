@@ -1,15 +1,29 @@
-import { type RawBuilder, sql } from 'kysely';
+import { type Compilable, CompiledQuery, type RawBuilder, sql } from 'kysely';
+import type { Db } from './database';
 
 /**
- * Many rows as one JSON parameter, read back as the table's own row type
- * (`json_populate_recordset`): a batched INSERT then has the same short SQL text and a
- * single parameter whatever its size. JSON.stringify is native, where pg would escape every
- * value of per-column parameters in JavaScript; Postgres parses the JSON in C. `columns`
- * are the insert's column list, in order.
+ * Batched inserts of many rows as one JSON parameter, read back as the table's own row
+ * type (`json_populate_recordset`). The statement is built and compiled once; each batch
+ * only sends its rows. JSON.stringify is native, where per-value parameters would be
+ * escaped one by one in JavaScript, and Postgres parses the JSON in C, so a batch costs
+ * little beyond its round trip whatever its size.
+ *
+ * `build` receives the rows as a SELECT of `columns` (the insert's column list, in order)
+ * and answers the whole statement; it must bind no parameter of its own.
  */
-export function recordsetRows<Row>(table: string, columns: readonly string[], rows: Row[]): RawBuilder<Row> {
+export function recordsetInsert<Row, Result>(
+  db: Db,
+  table: string,
+  columns: readonly string[],
+  build: (rows: RawBuilder<Row>) => Compilable<Result>,
+): (rows: Row[]) => Promise<Result[]> {
   const selected = sql.join(columns.map((column) => sql.ref(column)));
-  return sql<Row>`SELECT ${selected} FROM json_populate_recordset(NULL::${sql.table(table)}, ${JSON.stringify(rows)}::json)`;
+  const statement = build(sql<Row>`SELECT ${selected} FROM json_populate_recordset(NULL::${sql.table(table)}, ${'[]'}::json)`).compile();
+  if (statement.parameters.length !== 1) throw new Error(`recordsetInsert(${table}): the statement binds parameters of its own`);
+  return async (rows) => {
+    const result = await db.executeQuery(CompiledQuery.raw(statement.sql, [JSON.stringify(rows)]));
+    return result.rows as Result[];
+  };
 }
 
 /** The column list of an insert, from a record that names each column once (the type checks none is missing). */

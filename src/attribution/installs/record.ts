@@ -2,7 +2,7 @@ import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { columnList, recordsetRows } from '../../db/recordset';
+import { columnList, recordsetInsert } from '../../db/recordset';
 import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { Batcher, sortByKey } from '../links/batcher';
 import { queueOutboxFact } from '../ledger/outbox';
@@ -68,7 +68,26 @@ type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; re
 export class InstallRecorder {
   private readonly inserts = new Batcher((rows: NewInstall[]) => this.insertNew(rows), { maxRunning: 4 });
 
-  constructor(private readonly deps: Deps) {}
+  /** The batched INSERT, compiled once (recordsetInsert). */
+  private readonly insertStatement: (rows: NewInstall[]) => Promise<{ id: string; recorded_at: Date }[]>;
+
+  constructor(private readonly deps: Deps) {
+    this.insertStatement = recordsetInsert(this.deps.db, 'installs', INSTALL_COLUMNS, (rows) =>
+      this.deps.db
+        .with('recorded', (db) =>
+          db
+            .insertInto('installs')
+            .columns(INSTALL_COLUMNS)
+            .expression(rows)
+            .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
+            // Only what the request does not know already: reading rows back costs more than writing them.
+            .returning(['id', 'recorded_at', 'code_id']),
+        )
+        .with('code_counts', countCodeCredits)
+        .selectFrom('recorded')
+        .select(['id', 'recorded_at']),
+    );
+  }
 
   async record(brandId: string, report: InstallReport): Promise<InstallOutcome> {
     const credit = await this.attribute(brandId, report);
@@ -126,23 +145,11 @@ export class InstallRecorder {
    * undefined for a duplicate (also when the same install ID came twice in one batch).
    */
   private async insertNew(rows: NewInstall[]): Promise<(Date | undefined)[]> {
-    const recorded = await this.deps.db
-      .with('recorded', (db) =>
-        db
-          .insertInto('installs')
-          .columns(INSTALL_COLUMNS)
-          .expression(recordsetRows('installs', INSTALL_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.install_id])))
-          .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
-          // Only what the request does not know already: reading rows back costs more than writing them.
-          .returning(['id', 'recorded_at', 'code_id']),
-      )
-      .with('code_counts', countCodeCredits)
-      .selectFrom('recorded')
-      .select(['id', 'recorded_at'])
-      .execute();
+    const recorded = await this.insertStatement(sortByKey(rows, (r) => [r.brand_id, r.install_id]));
     const byId = new Map(recorded.map((r) => [r.id, r.recorded_at]));
     return rows.map((r) => byId.get(r.id));
   }
+
 
   /** The install as first recorded, answered to a retry. */
   private async recorded(brandId: string, installId: string): Promise<InstallAnswer> {

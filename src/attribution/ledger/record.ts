@@ -2,7 +2,7 @@ import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { columnList, recordsetRows } from '../../db/recordset';
+import { columnList, recordsetInsert } from '../../db/recordset';
 import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
@@ -83,7 +83,26 @@ export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: Cred
 export class Ledger {
   private readonly inserts = new Batcher((rows: NewLedgerRow[]) => this.insertNew(rows), { maxRunning: 4 });
 
-  constructor(private readonly deps: LedgerDeps) {}
+  /** The batched INSERT, compiled once (recordsetInsert). */
+  private readonly insertStatement: (rows: NewLedgerRow[]) => Promise<Pick<LedgerRow, 'id' | 'amount' | 'recorded_at'>[]>;
+
+  constructor(private readonly deps: LedgerDeps) {
+    this.insertStatement = recordsetInsert(this.deps.db, 'ledger_events', LEDGER_COLUMNS, (rows) =>
+      this.deps.db
+        .with('recorded', (db) =>
+          db
+            .insertInto('ledger_events')
+            .columns(LEDGER_COLUMNS)
+            .expression(rows)
+            .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
+            // Only what the request does not know already (the amount as Postgres rounded it).
+            .returning(['id', 'amount', 'recorded_at', 'code_id']),
+        )
+        .with('code_counts', countCodeCredits)
+        .selectFrom('recorded')
+        .select(['id', 'amount', 'recorded_at']),
+    );
+  }
 
   /** The credit sources the ledger attributes with, shared with the install recorder (one link memo per process). */
   get credit(): CreditSources {
@@ -181,23 +200,11 @@ export class Ledger {
    * undefined for a duplicate (also when the same event came twice in one batch).
    */
   private async insertNew(rows: NewLedgerRow[]): Promise<(Pick<LedgerRow, 'amount' | 'recorded_at'> | undefined)[]> {
-    const recorded = await this.deps.db
-      .with('recorded', (db) =>
-        db
-          .insertInto('ledger_events')
-          .columns(LEDGER_COLUMNS)
-          .expression(recordsetRows('ledger_events', LEDGER_COLUMNS, sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id])))
-          .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
-          // Only what the request does not know already (the amount as Postgres rounded it).
-          .returning(['id', 'amount', 'recorded_at', 'code_id']),
-      )
-      .with('code_counts', countCodeCredits)
-      .selectFrom('recorded')
-      .select(['id', 'amount', 'recorded_at'])
-      .execute();
+    const recorded = await this.insertStatement(sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id]));
     const byId = new Map(recorded.map(({ id, ...rest }) => [id, rest]));
     return rows.map((r) => byId.get(r.id));
   }
+
 
   private async recordedId(brandId: string, event: NormalizedEvent): Promise<string> {
     const row = await this.deps.db
