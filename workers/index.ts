@@ -80,11 +80,22 @@ export function startWorkerThread(config: Config, log: Logger): Promise<Workers>
       });
       thread.on('exit', (code) => {
         for (const done of replies.values()) done();
+        if (!ready) reject(new Error(`workers thread exited (${code}) before it consumed`));
         if (closing || !ready) return;
         log.error({ code }, 'workers thread exited; starting it again in 1 s');
-        setTimeout(() => void start().catch((err) => log.error({ err }, 'workers thread did not start')), 1000);
+        restartSoon();
       });
     });
+
+  // Until a new thread consumes again (it may fail to start while Redis or Postgres is down).
+  const restartSoon = () =>
+    setTimeout(() => {
+      if (closing) return;
+      start().catch((err) => {
+        log.error({ err }, 'workers thread did not start; trying again in 1 s');
+        restartSoon();
+      });
+    }, 1000);
 
   return start().then(() => ({
     drain: () => request('drain', 'drained'),
