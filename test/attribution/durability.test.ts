@@ -123,6 +123,9 @@ describe('ingestion durability', () => {
     await t.stopWorkers();
     await postEvents('lost', 5); // only in Redis when it loses its data
     await postInstalls('lost', 3);
+    // Their background queue adds (which linger to gather rows) must have reached Redis.
+    await t.services.queues.drain();
+    expect((await t.services.queues.counts()).ledger.waiting).toBeGreaterThan(0);
 
     const redis = new Redis(REDIS_URL);
     try {
