@@ -9,6 +9,7 @@ import { bullBoardRoutes } from './http/bull-board';
 import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
+import { jsonBodyParser } from './http/json-body';
 import { internalRoutes } from './internal';
 import { httpDuration } from './metrics';
 import { portalRoutes } from './portal';
@@ -26,14 +27,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     trustProxy: services.config.trustProxy,
   });
   app.setErrorHandler(errorHandler);
-  // Clients that always send `content-type: application/json` also send it on body-less
-  // POSTs and DELETEs (check, logout, delete): an empty body is no body, not bad JSON.
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body.toString();
-    if (text === '') return done(null, undefined);
-    parseJson(req, text, done);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   app.addHook('onResponse', async (req, reply) => {
     httpDuration.observe(

@@ -39,4 +39,30 @@ describe('JSON bodies', () => {
     });
     expect(poisoned.statusCode).toBe(422);
   });
+
+  it('refuses a body holding the NUL character with 422, without failing requests batched with it', async () => {
+    const brand = await t.request({ method: 'POST', url: '/api/internal/brands', admin: true, payload: { name: 'Nul' } });
+    const pixelKey = brand.json().pixel_key as string;
+    const install = (installId: string, contentType = 'application/json') =>
+      t.request({
+        method: 'POST',
+        url: '/api/public/attribution/installs',
+        headers: { 'content-type': contentType },
+        payload: JSON.stringify({ pixel_key: pixelKey, install_id: installId, platform: 'ios' }),
+      });
+    // Concurrent installs share one INSERT: the bad one must not take the good one down.
+    const [bad, badAsText, good] = await Promise.all([install('a\u0000b'), install('c\u0000', 'text/plain'), install('good-1')]);
+    for (const refused of [bad, badAsText]) {
+      expect(refused.statusCode).toBe(422);
+      expect(refused.json()).toMatchObject({ error: 'invalid_request' });
+    }
+    expect(good.statusCode).toBe(201);
+    const installs = await t.services.db.selectFrom('installs').select('install_id').where('brand_id', '=', brand.json().id).execute();
+    expect(installs.map((r) => r.install_id)).toEqual(['good-1']);
+    // A backslash followed by the text "u0000" is no NUL character.
+    const literal = await install('a\\u0000b');
+    expect(literal.statusCode).toBe(201);
+    expect(literal.json().install.install_id).toBe('a\\u0000b');
+  });
 });
+

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { jsonBodyParser } from '../../http/json-body';
 import type { Services } from '../../services';
 import { RecentAppClicks } from '../installs/ip-clicks';
 import { InstallRecorder } from '../installs/record';
@@ -38,7 +39,7 @@ export async function publicAttributionRoutes(app: FastifyInstance, { services, 
     ledger,
   };
 
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, jsonBodyParser(app));
   app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('access-control-allow-origin', '*');
     done(null, payload);
