@@ -14,22 +14,25 @@ export function header(headers: IncomingHttpHeaders, name: string): string | und
  * Static Authorization header values (RevenueCat, Adapty): the provider sends the value the
  * brand typed in its dashboard. With no value stored the unguessable URL token alone
  * authenticates (SPEC 5's baseline); otherwise the header must equal one of them, compared
- * in constant time. `acceptBearer` also accepts `Bearer <value>`.
+ * in constant time. `acceptBearer` also accepts `Bearer <value>`. Answers, for each stored
+ * value in order, whether the header matched it.
  */
 export function requireAuthorization(
   headers: IncomingHttpHeaders,
   stored: (string | null)[],
   { acceptBearer }: { acceptBearer: boolean },
-): void {
-  const secrets = stored.filter((s): s is string => !!s);
-  if (secrets.length === 0) return;
+): boolean[] {
+  const matched = stored.map(() => false);
+  if (stored.every((s) => !s)) return matched;
   const sent = header(headers, 'authorization');
   if (sent === undefined) throw unauthenticated('authorization_missing');
   const candidates = acceptBearer && /^bearer /i.test(sent) ? [sent, sent.slice(7).trim()] : [sent];
   // Compare against every secret and candidate, so timing does not tell which one matched.
-  let match = false;
-  for (const secret of secrets) for (const c of candidates) match = safeEqual(c, secret) || match;
-  if (!match) throw unauthenticated('authorization_mismatch');
+  stored.forEach((secret, i) => {
+    if (secret) for (const c of candidates) matched[i] = safeEqual(c, secret) || matched[i]!;
+  });
+  if (!matched.includes(true)) throw unauthenticated('authorization_mismatch');
+  return matched;
 }
 
 /** Stripe and Shopify sign with a secret the brand pastes; without it nothing verifies. */

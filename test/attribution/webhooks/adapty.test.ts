@@ -59,6 +59,15 @@ describe('Adapty', () => {
     expect(await connectionOf(t, brand.cookie, adapty.id)).toMatchObject({ status: 'error', last_error: 'authorization_missing' });
   });
 
+  it('records what arrives with the sandbox Authorization value as sandbox, whatever the event says', async () => {
+    const claimedLive = adaptyEvent('non_subscription_purchase', { transaction_id: 'SBX-LIVE', environment: 'Production' });
+    expect((await send(claimedLive, SANDBOX)).body).toEqual({ ok: true, recorded: 1, ignored: 0 });
+    expect(await ledgerRow(t, brand.brandId, 'purchase', 'apple:SBX-LIVE')).toMatchObject({ sandbox: true });
+    const live = adaptyEvent('non_subscription_purchase', { transaction_id: 'PROD-LIVE', environment: 'Production' });
+    expect((await send(live, PROD)).body).toEqual({ ok: true, recorded: 1, ignored: 0 });
+    expect(await ledgerRow(t, brand.brandId, 'purchase', 'apple:PROD-LIVE')).toMatchObject({ sandbox: false });
+  });
+
   it('answers 422 for a body that is not an Adapty event', async () => {
     expect(await send('not json')).toEqual({ status: 422, body: { error: 'unparseable_payload' } });
     expect((await send('{"profile_id":"x"}')).status).toBe(422);

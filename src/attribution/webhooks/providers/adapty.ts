@@ -58,7 +58,8 @@ const adaptyEvent = z.looseObject({
     .nullish(),
   user_attributes: z.record(z.string(), z.unknown()).nullish(),
 });
-type AdaptyEvent = z.output<typeof adaptyEvent>;
+/** An event, and whether its delivery carried the sandbox endpoint's Authorization value. */
+type AdaptyEvent = z.output<typeof adaptyEvent> & { viaSandboxSecret: boolean };
 
 const purchase = (e: AdaptyEvent, ctx: MapContext<Settings>) => rows(toDraft(e, ctx, 'purchase'));
 const refund = (e: AdaptyEvent, ctx: MapContext<Settings>) => rows(toDraft(e, ctx, 'refund'));
@@ -76,20 +77,21 @@ const handlers: Handlers<AdaptyEvent, Settings> = {
   non_subscription_purchase_refunded: refund,
 };
 
-export const adapty: Connector<Settings, Buffer, AdaptyEvent> = {
+export const adapty: Connector<Settings, { body: Buffer; viaSandboxSecret: boolean }, AdaptyEvent> = {
   provider: 'adapty',
   settingsSchema: adaptySettings,
 
   async authenticate(delivery, connection) {
-    requireAuthorization(delivery.headers, [connection.signingSecret, connection.sandboxSecret], { acceptBearer: false });
-    return delivery.body;
+    const [live, sandbox] = requireAuthorization(delivery.headers, [connection.signingSecret, connection.sandboxSecret], { acceptBearer: false });
+    // Whoever holds only the sandbox value cannot record live revenue.
+    return { body: delivery.body, viaSandboxSecret: sandbox === true && live !== true };
   },
 
-  parse(body) {
+  parse({ body, viaSandboxSecret }) {
     const json = parseJson(body);
     // Adapty's verification request is `{}`: no event, and it must get a 2xx.
     if (json !== null && typeof json === 'object' && !Array.isArray(json) && Object.keys(json).length === 0) return [];
-    return [read(adaptyEvent, json)];
+    return [{ ...read(adaptyEvent, json), viaSandboxSecret }];
   },
 
   async map(event, ctx) {
@@ -114,7 +116,7 @@ function toDraft(e: AdaptyEvent, ctx: MapContext<Settings>, eventType: LedgerEve
     source: 'adapty',
     clickToken: clickToken(attr('svc_cid')),
     code: text(attr('svc_code')),
-    sandbox: p.environment === 'Sandbox',
+    sandbox: e.viaSandboxSecret || p.environment === 'Sandbox',
     occurredAt: new Date(read(z.string(), e.event_datetime ?? p.purchase_date)),
     refundOf:
       eventType === 'refund' ? refundTargets(transactionId, optionalKey(store, p.original_transaction_id)) : undefined,
