@@ -1,9 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { toPage } from '../attribution/reporting/paging';
 import { HttpError, notFound } from '../http/errors';
 import { PLATFORMS, platformSchema } from '../platforms';
 import { hashPassword, newId, newToken, sha256 } from '../secrets';
 import type { Services } from '../services';
+import { afterCreatedRow, createdOrderPage } from './created-order';
 
 const createBrand = z.object({
   name: z.string().trim().min(1).max(200),
@@ -16,6 +18,7 @@ const createPortalUser = z.object({
   password: z.string().min(12).max(1000),
 });
 const brandParams = z.object({ id: z.string() });
+const listQuery = z.object(createdOrderPage);
 
 /** POST /brands, /brands/:id/api-keys, /brands/:id/portal-users (CONTRACT 4). */
 export async function brandRoutes(app: FastifyInstance, { services }: { services: Services }) {
@@ -37,14 +40,15 @@ export async function brandRoutes(app: FastifyInstance, { services }: { services
     return reply.status(201).send(brand);
   });
 
-  app.get('/brands', async () => {
-    const data = await db
+  app.get('/brands', async (req) => {
+    const page = listQuery.parse(req.query);
+    let q = db
       .selectFrom('brands')
       .select(['id', 'name', 'logo_url', 'default_platforms', 'created_at'])
-      .orderBy('created_at')
-      .limit(1000)
-      .execute();
-    return { data };
+      .orderBy(['created_at', 'id'])
+      .limit(page.limit + 1);
+    if (page.cursor) q = q.where(afterCreatedRow('brands', page.cursor[0]));
+    return toPage(await q.execute(), page.limit, (row) => [row.id]);
   });
 
   app.post('/brands/:id/api-keys', async (req, reply) => {
@@ -65,14 +69,14 @@ export async function brandRoutes(app: FastifyInstance, { services }: { services
     const { id } = brandParams.parse(req.params);
     const body = createPortalUser.parse(req.body);
     await findBrand(services, id);
-    const email = body.email.toLowerCase();
-    const taken = await db.selectFrom('portal_users').select('id').where('email', '=', email).executeTakeFirst();
-    if (taken) throw new HttpError(409, { error: 'email_taken' });
     const row = await db
       .insertInto('portal_users')
-      .values({ id: newId(), brand_id: id, email, password_hash: await hashPassword(body.password) })
+      .values({ id: newId(), brand_id: id, email: body.email.toLowerCase(), password_hash: await hashPassword(body.password) })
+      // The unique email decides, also between concurrent requests.
+      .onConflict((oc) => oc.column('email').doNothing())
       .returning(['id', 'brand_id', 'email', 'created_at'])
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!row) throw new HttpError(409, { error: 'email_taken' });
     return reply.status(201).send(row);
   });
 }

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { toPage } from '../attribution/reporting/paging';
 import { HttpError } from '../http/errors';
 import { newId } from '../secrets';
 import type { Services } from '../services';
+import { afterCreatedRow, createdOrderPage } from './created-order';
 
 const createCampaign = z
   .object({
@@ -18,7 +20,7 @@ const createCampaign = z
     path: ['end_date'],
   });
 
-const listQuery = z.object({ brand_id: z.string().optional() });
+const listQuery = z.object({ brand_id: z.string().optional(), ...createdOrderPage });
 
 const columns = ['id', 'brand_id', 'name', 'status', 'start_date', 'end_date', 'visible', 'created_at'] as const;
 
@@ -46,10 +48,11 @@ export async function campaignRoutes(app: FastifyInstance, { services }: { servi
   });
 
   app.get('/campaigns', async (req) => {
-    const { brand_id } = listQuery.parse(req.query);
-    let q = db.selectFrom('campaigns').select(columns).orderBy('created_at').limit(1000);
+    const { brand_id, ...page } = listQuery.parse(req.query);
+    let q = db.selectFrom('campaigns').select(columns).orderBy(['created_at', 'id']).limit(page.limit + 1);
     if (brand_id) q = q.where('brand_id', '=', brand_id);
-    return { data: await q.execute() };
+    if (page.cursor) q = q.where(afterCreatedRow('campaigns', page.cursor[0]));
+    return toPage(await q.execute(), page.limit, (row) => [row.id]);
   });
 }
 

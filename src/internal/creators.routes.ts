@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { toPage } from '../attribution/reporting/paging';
 import { mirrorCreators } from '../data-api/creator-mirror';
 import { notFound } from '../http/errors';
 import { platformSchema } from '../platforms';
 import { newId } from '../secrets';
 import type { Services } from '../services';
+import { afterCreatedRow, createdOrderPage } from './created-order';
 
 const handleSchema = z.object({ platform: platformSchema, handle: z.string().trim().min(1).max(200) });
 const createCreator = z.object({
@@ -14,7 +16,7 @@ const createCreator = z.object({
   followers: z.number().int().min(0).nullish(),
 });
 const creatorParams = z.object({ id: z.string() });
-const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
+const listQuery = z.object(createdOrderPage);
 
 const columns = ['id', 'name', 'first_name', 'handles', 'followers', 'created_at'] as const;
 
@@ -44,8 +46,10 @@ export async function creatorRoutes(app: FastifyInstance, { services }: { servic
   });
 
   app.get('/creators', async (req) => {
-    const { limit } = listQuery.parse(req.query);
-    return { data: await db.selectFrom('creators').select(columns).orderBy('created_at').limit(limit).execute() };
+    const page = listQuery.parse(req.query);
+    let q = db.selectFrom('creators').select(columns).orderBy(['created_at', 'id']).limit(page.limit + 1);
+    if (page.cursor) q = q.where(afterCreatedRow('creators', page.cursor[0]));
+    return toPage(await q.execute(), page.limit, (row) => [row.id]);
   });
 
   app.get('/creators/:id', async (req) => {

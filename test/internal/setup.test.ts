@@ -69,6 +69,48 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
     expect(await verifyPassword('wrong horse battery', row.password_hash)).toBe(false);
     const dup = await t.request({ method: 'POST', url, admin: true, payload: { email: 'ops@acme.test', password: 'another long password' } });
     expect(dup.statusCode).toBe(409);
+    expect(dup.json()).toEqual({ error: 'email_taken' });
+
+    // Concurrent requests for one new email: one 201, the others 409, never a 500.
+    const racing = await Promise.all(
+      Array.from({ length: 4 }, () => t.request({ method: 'POST', url, admin: true, payload: { email: 'race@acme.test', password: 'a long enough password' } })),
+    );
+    expect(racing.map((r) => r.statusCode).sort()).toEqual([201, 409, 409, 409]);
+  });
+
+  it('lists brands, creators and campaigns in creation order, paged by cursor', async () => {
+    const owner = await createBrand(t);
+    const made = [];
+    for (let i = 0; i < 5; i++) made.push(await createCampaign(t, { brand_id: owner.id, name: `Paged ${i}` }));
+    const names: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const qs: string = `brand_id=${owner.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await t.request({ method: 'GET', url: `/api/internal/campaigns?${qs}`, admin: true });
+      expect(res.statusCode).toBe(200);
+      const body = res.json();
+      expect(body.data.length).toBeLessThanOrEqual(2);
+      names.push(...body.data.map((c: { name: string }) => c.name));
+      expect(body.pagination.has_more).toBe(body.pagination.next_cursor !== null);
+      cursor = body.pagination.next_cursor;
+    } while (cursor);
+    expect(names).toEqual(made.map((c) => c.name));
+
+    // At least two brands and two creators, whatever ran before.
+    await createBrand(t);
+    for (const name of ['Paged One', 'Paged Two']) await t.request({ method: 'POST', url: '/api/internal/creators', admin: true, payload: { name } });
+    for (const list of ['brands', 'creators']) {
+      const first = (await t.request({ method: 'GET', url: `/api/internal/${list}?limit=1`, admin: true })).json();
+      expect(first.data).toHaveLength(1);
+      expect(first.pagination.has_more).toBe(true);
+      const second = (await t.request({ method: 'GET', url: `/api/internal/${list}?limit=1&cursor=${first.pagination.next_cursor}`, admin: true })).json();
+      expect(second.data).toHaveLength(1);
+      expect(second.data[0].id).not.toBe(first.data[0].id);
+    }
+    for (const bad of ['limit=0', 'limit=101', 'cursor=garbage']) {
+      const res = await t.request({ method: 'GET', url: `/api/internal/brands?${bad}`, admin: true });
+      expect(res.statusCode, bad).toBe(422);
+    }
   });
 
   it('creates creators and campaigns', async () => {
