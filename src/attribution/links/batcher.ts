@@ -6,7 +6,9 @@
  * every request behind it. A batch only holds calls made before it started: a look-up
  * never answers from before its request arrived.
  *
- * `run` answers one output per input, in order. If it throws, every call of the batch fails.
+ * `run` answers one output per input, in order. If it throws for a batch, each input runs
+ * again alone, so a failure reaches only the calls that cause it (and all of them when the
+ * database itself is failing).
  */
 export class Batcher<I, O> {
   private waiting: { input: I; resolve(output: O): void; reject(err: unknown): void }[] = [];
@@ -40,7 +42,10 @@ export class Batcher<I, O> {
       const outputs = await this.run(batch.map((w) => w.input));
       for (const [i, w] of batch.entries()) w.resolve(outputs[i]!);
     } catch (err) {
-      for (const w of batch) w.reject(err);
+      if (batch.length === 1) batch[0]!.reject(err);
+      // One bad input must not fail the requests that happened to share its statement:
+      // each runs again alone, and only the calls whose own run fails are refused.
+      else await Promise.all(batch.map((w) => this.run([w.input]).then(([output]) => w.resolve(output!), w.reject)));
     } finally {
       this.running--;
       void this.next();
