@@ -38,14 +38,19 @@ export const optionalId = (max: number) =>
     .nullish()
     .transform((v) => (v === null || v === undefined ? null : String(v).trim().slice(0, max) || null));
 
-/** An ISO 8601 instant (`2026-01-01T10:15:00Z`, any offset); absent is now. */
+/** Instants a client may report: from 1970 to 2099 (Postgres refuses year 0, and ClickHouse partitions by month). */
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = Date.UTC(2100, 0, 1);
+
+/** An ISO 8601 instant (`2026-01-01T10:15:00Z`, any offset) from 1970 to 2099; absent is now. */
 export const occurredAt = z
   .string()
   .nullish()
   .transform((v, ctx) => {
     if (v === null || v === undefined) return new Date();
     const at = new Date(v);
-    if (/^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(at.getTime())) return at;
-    ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 instant' });
+    const ms = at.getTime();
+    if (/^\d{4}-\d{2}-\d{2}/.test(v) && ms >= EARLIEST && ms < LATEST) return at;
+    ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 instant from 1970 to 2099' });
     return z.NEVER;
   });

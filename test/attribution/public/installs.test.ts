@@ -103,6 +103,13 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
     expect(bad.statusCode).toBe(422);
     expect(bad.json()).toEqual({ error: 'invalid_json' });
     expect((await install({ install_id: uniqueId(), occurred_at: 'yesterday' })).json()).toEqual({ error: 'invalid_occurred_at' });
+    // Instants Postgres or the monthly ClickHouse partitions cannot take are refused, not failed.
+    for (const occurred_at of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2100-01-01T00:00:00Z']) {
+      const res = await install({ install_id: uniqueId(), occurred_at });
+      expect(res.statusCode, occurred_at).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_occurred_at' });
+    }
+    expect((await install({ install_id: uniqueId(), occurred_at: '1970-01-01T00:00:00Z' })).statusCode).toBe(201);
     const big = await install({ install_id: uniqueId(), app_version: 'v'.repeat(65 * 1024) });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toEqual({ error: 'payload_too_large' });
