@@ -54,55 +54,69 @@ export function startWorkers(opts: WorkerOptions): Workers {
  * its jobs' locks expire and the new thread takes them back (nothing is lost or doubled).
  */
 export function startWorkerThread(config: Config, log: Logger): Promise<Workers> {
-  let thread: Worker;
+  let thread: Worker | undefined; // the running thread; undefined between a crash and its restart
+  let restart: NodeJS.Timeout | undefined;
   let closing = false;
-  const replies = new Map<string, () => void>();
+  let waiting: { reply: 'drained' | 'closed'; done(): void }[] = [];
+  // Answered by the thread; a thread that is gone answers nothing, and its jobs wait in Redis.
   const request = (type: 'drain' | 'close', reply: 'drained' | 'closed') =>
-    new Promise<void>((resolve) => {
-      replies.set(reply, resolve);
+    new Promise<void>((done) => {
+      if (!thread) return done();
+      waiting.push({ reply, done });
       thread.postMessage({ type } satisfies ThreadMessage);
     });
+  const answer = (reply: string) => {
+    const answered = waiting.filter((w) => w.reply === reply);
+    waiting = waiting.filter((w) => w.reply !== reply);
+    for (const w of answered) w.done();
+  };
 
   const start = () =>
     new Promise<void>((resolve, reject) => {
-      thread = new Worker(new URL('./thread-boot.mjs', import.meta.url), { workerData: { config }, name: 'svc-workers' });
+      const started = new Worker(new URL('./thread-boot.mjs', import.meta.url), { workerData: { config }, name: 'svc-workers' });
       let ready = false;
-      thread.on('message', (message: ThreadMessage) => {
+      started.on('message', (message: ThreadMessage) => {
         if (message.type === 'ready') {
           ready = true;
           resolve();
+          if (closing) return void started.terminate(); // a restart that finished after close()
+          thread = started;
         } else if (message.type === 'metrics') setWorkerThreadMetrics(message.metrics);
-        else replies.get(message.type)?.();
+        else answer(message.type);
       });
-      thread.on('error', (err) => {
+      started.on('error', (err) => {
         if (!ready) reject(err);
         else log.error({ err }, 'workers thread failed');
       });
-      thread.on('exit', (code) => {
-        for (const done of replies.values()) done();
-        if (!ready) reject(new Error(`workers thread exited (${code}) before it consumed`));
-        if (closing || !ready) return;
+      started.on('exit', (code) => {
+        if (!ready) return reject(new Error(`workers thread exited (${code}) before it consumed`));
+        thread = undefined;
+        answer('drained');
+        answer('closed');
+        if (closing) return;
         log.error({ code }, 'workers thread exited; starting it again in 1 s');
         restartSoon();
       });
     });
 
   // Until a new thread consumes again (it may fail to start while Redis or Postgres is down).
-  const restartSoon = () =>
-    setTimeout(() => {
-      if (closing) return;
+  const restartSoon = () => {
+    restart = setTimeout(() => {
       start().catch((err) => {
         log.error({ err }, 'workers thread did not start; trying again in 1 s');
-        restartSoon();
+        if (!closing) restartSoon();
       });
     }, 1000);
+  };
 
   return start().then(() => ({
     drain: () => request('drain', 'drained'),
     async close() {
       closing = true;
+      clearTimeout(restart);
+      const running = thread;
       await request('close', 'closed');
-      await thread.terminate();
+      await running?.terminate();
     },
   }));
 }
