@@ -11,7 +11,8 @@ import type { Logger } from '../logger';
  *
  * While the listening connection is down, `live` is false and caches must read through:
  * a change made then would not be heard. The connection comes back by itself, and
- * reconnecting moves the generation too.
+ * reconnecting moves the generation too. A connection dropped without a word (a failover,
+ * a NAT timeout) is found by TCP keep-alive and a query every 10 s.
  */
 export class ChangeFeed {
   private generationValue = 0;
@@ -19,6 +20,7 @@ export class ChangeFeed {
   private connected = false;
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly databaseUrl: string,
@@ -42,12 +44,14 @@ export class ChangeFeed {
   /** Opens the listening connection; resolves once it listens (or failed, and will retry). */
   async start(): Promise<void> {
     this.closed = false;
-    const client = new pg.Client({ connectionString: this.databaseUrl });
+    // Named, so an operator sees it in pg_stat_activity.
+    const client = new pg.Client({ connectionString: this.databaseUrl, application_name: `svc-change-feed:${this.channel}`, keepAlive: true, query_timeout: 5000 });
     this.client = client;
     const lost = (err?: Error) => {
       if (this.client !== client) return;
       this.client = undefined;
       this.connected = false;
+      clearInterval(this.heartbeat);
       this.changed();
       client.removeAllListeners();
       client.on('error', () => {});
@@ -66,6 +70,10 @@ export class ChangeFeed {
       if (this.client !== client) return;
       this.changed(); // whatever happened before we listened is unknown
       this.connected = true;
+      this.heartbeat = setInterval(() => {
+        client.query('SELECT 1').catch((err: Error) => lost(err));
+      }, 10_000);
+      this.heartbeat.unref();
     } catch (err) {
       lost(err as Error);
     }
@@ -74,6 +82,7 @@ export class ChangeFeed {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
+    clearInterval(this.heartbeat);
     const client = this.client;
     this.client = undefined;
     this.connected = false;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { keyedHash } from '../../../src/secrets';
@@ -118,6 +119,21 @@ describe('POST /api/public/attribution/clicks: resolution', () => {
       reads.mockRestore();
     }
     expect(feed.live).toBe(true);
+  });
+
+  it('finds out when Postgres drops the change feed connection, reads through meanwhile and listens again', async () => {
+    const feed = t.services.linkChanges;
+    expect(feed.live).toBe(true);
+    const { db } = t.services;
+    await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+              WHERE datname = current_database() AND application_name = 'svc-change-feed:link_changes'`.execute(db);
+    await expect.poll(() => feed.live, { timeout: 2000, interval: 5 }).toBe(false);
+    await expect.poll(() => feed.live, { timeout: 5000 }).toBe(true);
+    // Listening again: a change made in SQL reaches the clicks.
+    const again = await createLink(t, { brand_id: acme.brand.id, creator_id: acme.creator.id, domain_id: acme.domain.id, slug: 'again' });
+    expect((await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'again' })).statusCode).toBe(200);
+    await db.updateTable('links').set({ active: false }).where('id', '=', again.id).execute();
+    await expect.poll(async () => (await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'again' })).statusCode, { timeout: 2000 }).toBe(404);
   });
 
   it('answers 404 for unknown slugs when the root link is inactive', async () => {
