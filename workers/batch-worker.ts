@@ -23,7 +23,7 @@ export type FactWriter = {
    * (placements, snapshots) leave it out: a replay there is harmless by construction.
    */
   idColumn?: string;
-  /** Optional work after the insert and before the jobs complete (e.g. derived tables). Must be idempotent. */
+  /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables, outbox marks). Must be idempotent. */
   afterInsert?: (rows: FactRow[], ctx: WriterContext) => Promise<void>;
   maxRows?: number;
   maxWaitMs?: number;
@@ -112,9 +112,12 @@ export class BatchWorker {
       .digest('hex');
     let rows: FactRow[] = [];
     try {
-      rows = await this.rowsToWrite(batch);
+      const { missing, all } = await this.rowsToWrite(batch);
+      rows = missing;
       await this.ctx.warehouse.insert(table, rows, `${kind}:${token}`);
-      await this.writer.afterInsert?.(rows, this.ctx);
+      // Every row of the batch, also those an earlier attempt wrote: that attempt may have
+      // failed after its insert, before its own afterInsert (e.g. marking the outbox).
+      await this.writer.afterInsert?.(all, this.ctx);
     } catch (err) {
       batchFailures.inc({ kind });
       this.log.warn({ err, kind, jobs: batch.length, rows: rows.length }, 'batch insert failed; jobs will retry');
@@ -129,10 +132,13 @@ export class BatchWorker {
     }
   }
 
-  /** The batch's rows, less duplicates and rows an earlier attempt already wrote. */
-  private async rowsToWrite(batch: Waiting[]): Promise<FactRow[]> {
+  /** The batch's rows less duplicates (`all`), and of those the rows no earlier attempt wrote (`missing`). */
+  private async rowsToWrite(batch: Waiting[]): Promise<{ missing: FactRow[]; all: FactRow[] }> {
     const idColumn = this.writer.idColumn;
-    if (!idColumn) return batch.flatMap((w) => w.job.data.rows);
+    if (!idColumn) {
+      const rows = batch.flatMap((w) => w.job.data.rows);
+      return { missing: rows, all: rows };
+    }
     const seen = new Set<string>();
     const fresh: FactRow[] = [];
     const suspect: FactRow[] = [];
@@ -145,13 +151,13 @@ export class BatchWorker {
         (mayHaveRun ? suspect : fresh).push(row);
       }
     }
-    if (suspect.length === 0) return fresh;
+    if (suspect.length === 0) return { missing: fresh, all: fresh };
     const present = await this.ctx.warehouse.rows<{ id: string }>(
       `SELECT toString(${idColumn}) AS id FROM ${this.writer.table} WHERE ${idColumn} IN {ids:Array(String)}`,
       { ids: suspect.map((r) => String(r[idColumn])) },
     );
     const written = new Set(present.map((r) => r.id));
-    return [...fresh, ...suspect.filter((r) => !written.has(String(r[idColumn])))];
+    return { missing: [...fresh, ...suspect.filter((r) => !written.has(String(r[idColumn])))], all: [...fresh, ...suspect] };
   }
 
   /** Writes what is gathered now and waits for every batch under way. */
