@@ -1,12 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database';
+import { bearerToken } from '../http/bearer';
 import { HttpError } from '../http/errors';
 import { sha256 } from '../secrets';
 
 /** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (SPEC 5). */
 export function apiKeyOf(req: FastifyRequest): string | undefined {
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-  if (bearer) return bearer[1];
+  const bearer = bearerToken(req.headers.authorization);
+  if (bearer) return bearer;
   const header = req.headers['x-svc-api-key'];
   if (typeof header === 'string' && header.trim()) return header.trim();
   const query = (req.query as Record<string, unknown> | undefined)?.api_key;

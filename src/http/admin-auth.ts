@@ -1,5 +1,6 @@
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken } from './bearer';
 import { HttpError } from './errors';
 
 /** Admin JWTs (CONTRACT 3): HS256, claim user_typ "svc", one hour. */
@@ -14,7 +15,7 @@ export type AdminClaims = { sub?: string; user_typ?: string };
 export function adminGuard(secret: string) {
   const verify = createVerifier({ key: secret, algorithms: ['HS256'], cache: 1000 });
   return async function requireAdmin(req: FastifyRequest, _reply: FastifyReply) {
-    const token = bearerToken(req) ?? req.cookies?.svc_admin;
+    const token = bearerToken(req.headers.authorization) ?? req.cookies?.svc_admin;
     if (!token) throw new HttpError(401, { error: 'unauthorized' });
     let claims: AdminClaims;
     try {
@@ -24,11 +25,4 @@ export function adminGuard(secret: string) {
     }
     if (claims.user_typ !== 'svc') throw new HttpError(403, { error: 'forbidden' });
   };
-}
-
-export function bearerToken(req: FastifyRequest): string | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(header);
-  return m?.[1]?.trim();
 }

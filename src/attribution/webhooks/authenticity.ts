@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { bearerToken } from '../../http/bearer';
 import { safeEqual } from '../../secrets';
 import { unauthenticated } from './connector';
 
@@ -26,7 +27,8 @@ export function requireAuthorization(
   if (stored.every((s) => !s)) return matched;
   const sent = header(headers, 'authorization');
   if (sent === undefined) throw unauthenticated('authorization_missing');
-  const candidates = acceptBearer && /^bearer /i.test(sent) ? [sent, sent.slice(7).trim()] : [sent];
+  const bearer = acceptBearer ? bearerToken(sent) : undefined;
+  const candidates = bearer ? [sent, bearer] : [sent];
   // Compare against every secret and candidate, so timing does not tell which one matched.
   stored.forEach((secret, i) => {
     if (secret) for (const c of candidates) matched[i] = safeEqual(c, secret) || matched[i]!;
