@@ -4,9 +4,11 @@ export type { Logger };
 
 /** Query parameters whose values are secrets and never reach a log line. */
 const SECRET_QUERY = /([?&](?:api_key|token)=)[^&]*/gi;
+/** Webhook connection tokens are path segments (`/api/webhooks/attribution/:provider/svw_…`). */
+const SECRET_SEGMENT = /\/svw_[^/?#]*/g;
 
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]');
+  return url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_SEGMENT, '/svw_[redacted]');
 }
 
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */

@@ -5,6 +5,8 @@ describe('logs', () => {
   it('never carry API keys or tokens from URLs', () => {
     expect(redactUrl('/api/v1/posts?limit=5&api_key=sk_secret&sort=views')).toBe('/api/v1/posts?limit=5&api_key=[redacted]&sort=views');
     expect(redactUrl('/admin/queues?token=eyJhbGci.x.y')).toBe('/admin/queues?token=[redacted]');
+    // Webhook connection tokens, on every route and method (a GET or a 404 too).
+    expect(redactUrl('/api/webhooks/attribution/stripe/svw_s3cret?x=1')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]?x=1');
   });
 
   it('redact credentials in headers and bodies', () => {
