@@ -118,8 +118,10 @@ export class Connections {
       .updateTable('billing_connections')
       .set({ ...changes, updated_at: new Date() })
       .where('id', '=', id)
+      .where('brand_id', '=', brandId)
       .returningAll()
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!row) throw notFound(); // deleted meanwhile
     return this.answer(row);
   }
 
