@@ -65,7 +65,8 @@ export class ClickLinks {
     if (cached !== undefined && this.changes.live) return cached;
     const link = await this.batcher.call(click);
     if (this.changes.live && this.changes.generation === generation && this.generation === generation) {
-      if (this.served.size >= this.maxEntries) this.served.clear();
+      // Full: the oldest answer makes room (a flood of made-up slugs cannot empty the cache at once).
+      if (this.served.size >= this.maxEntries) this.served.delete(this.served.keys().next().value!);
       this.served.set(key, link);
     }
     return link;
