@@ -62,12 +62,8 @@ export class FactQueues {
   }
 
   /** Re-queues rows that may already be in ClickHouse (outbox sweeps): the worker checks them by id. */
-  async addReplay(kind: FactKind, rows: FactRow[]): Promise<void> {
-    const jobs = [];
-    for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
-      jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt: Date.now(), replay: true }));
-    }
-    await this.send(kind, jobs);
+  addReplay(kind: FactKind, rows: FactRow[]): Promise<void> {
+    return this.addJobs(kind, rows, true);
   }
 
   /** Queues rows for ClickHouse. Adds from concurrent requests are coalesced into one job. */
@@ -121,17 +117,13 @@ export class FactQueues {
     );
   }
 
-  private async addJobs(kind: FactKind, rows: FactRow[]): Promise<void> {
+  /** Rows as jobs of up to MAX_ROWS_PER_JOB. One job is added as such: addBulk builds an ioredis pipeline, which costs more than the add itself. */
+  private async addJobs(kind: FactKind, rows: FactRow[], replay = false): Promise<void> {
     const acceptedAt = Date.now();
     const jobs = [];
     for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
-      jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt }));
+      jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt, ...(replay ? { replay } : {}) }));
     }
-    await this.send(kind, jobs);
-  }
-
-  /** One job is added as such: addBulk builds an ioredis pipeline, which costs more than the add itself. */
-  private async send(kind: FactKind, jobs: ReturnType<typeof factJob>[]): Promise<void> {
     if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
     else await this.queues[kind].addBulk(jobs);
   }
