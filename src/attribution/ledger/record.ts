@@ -7,7 +7,7 @@ import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { queueOutboxFact } from './outbox';
-import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod } from './types';
+import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
 type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'warehoused_at' | 'amount'> & { amount: string | number };
@@ -68,8 +68,6 @@ function fromCredit(credit: Credit, clickToken: string | null = null): Attributi
 
 const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'creator_id', 'code_id', 'code_label'] as const;
 
-/** Install IDs made by Swift's UUID() are upper case, other platforms' lower case (PROVIDERS.md 0). */
-const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources };
 

@@ -59,3 +59,6 @@ export type RecordOutcome = { id: string; duplicate: boolean };
  * until ClickHouse has it, and queues the ClickHouse fact. Implemented in ./record.ts.
  */
 export type RecordLedgerEvent = (brandId: string, draft: LedgerDraft) => Promise<RecordOutcome>;
+
+/** A UUID in any case: install IDs made by Swift's UUID() are upper case, other platforms' lower case (PROVIDERS.md 0). */
+export const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CURRENCIES, type Currency, type LedgerEventType, MAX_TRANSACTION_ID } from '../ledger/types';
+import { CURRENCIES, type Currency, type LedgerEventType, MAX_TRANSACTION_ID, UUID_SHAPED } from '../ledger/types';
 import { unparseable } from './connector';
 
 /** Helpers shared by the connectors' mappings (PROVIDERS.md section 0). */
@@ -44,11 +44,10 @@ export function amountFor(eventType: LedgerEventType, amount: number): number {
 
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A well-formed UUID, lowercased; anything else is null (Apple's appAccountToken, SPEC 4.3). */
 export function uuidOrNull(value: unknown): string | null {
-  return typeof value === 'string' && UUID.test(value.trim()) ? value.trim().toLowerCase() : null;
+  return typeof value === 'string' && UUID_SHAPED.test(value.trim()) ? value.trim().toLowerCase() : null;
 }
 
 /**
