@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CURRENCIES, type Currency, type LedgerEventType, MAX_TRANSACTION_ID, UUID_SHAPED } from '../ledger/types';
+import { CURRENCIES, type Currency, type LedgerDraft, type LedgerEventType, MAX_TRANSACTION_ID, type Provider, UUID_SHAPED } from '../ledger/types';
 import { unparseable } from './connector';
 
 /** Helpers shared by the connectors' mappings (PROVIDERS.md section 0). */
@@ -128,6 +128,47 @@ export function optionalKey(store: string, id: unknown): string | null {
  */
 export function refundTargets(...keys: (string | null)[]): string[] {
   return [...new Set(keys.filter((k): k is string => !!k))];
+}
+
+/** What the subscription platforms (RevenueCat, Adapty) report of a charge, in their own field names' stead. */
+export type SubscriptionCharge = {
+  source: Extract<Provider, 'revenuecat' | 'adapty'>;
+  eventType: LedgerEventType;
+  store: string | null | undefined;
+  transactionId: unknown;
+  originalTransactionId: unknown;
+  /** The app's subscriber attribute of this name (svc_cid, svc_code, the install ID's). */
+  attribute(name: string): unknown;
+  installIdAttribute: string;
+  /** Ids of the app's user, most specific first, after the install ID attribute. */
+  userIds: unknown[];
+  paid: { amount: number; currency: Currency };
+  sandbox: boolean;
+  occurredAt: Date;
+};
+
+/**
+ * The ledger draft of a RevenueCat or Adapty charge: the key is `<store>:<transaction id>`,
+ * the user the install ID attribute (else the app's own ids), the click token and code the
+ * `svc_cid` and `svc_code` attributes; a refund copies the attribution of the refunded
+ * transaction, then of the subscription's original purchase.
+ */
+export function subscriptionDraft(c: SubscriptionCharge): LedgerDraft {
+  const store = storePrefix(c.store);
+  const transactionId = transactionKey(store, read(z.string().min(1), c.transactionId));
+  return {
+    eventType: c.eventType,
+    transactionId,
+    externalUserId: userId(c.attribute(c.installIdAttribute), ...c.userIds),
+    amount: amountFor(c.eventType, c.paid.amount),
+    currency: c.paid.currency,
+    source: c.source,
+    clickToken: clickToken(c.attribute('svc_cid')),
+    code: text(c.attribute('svc_code')),
+    sandbox: c.sandbox,
+    occurredAt: c.occurredAt,
+    refundOf: c.eventType === 'refund' ? refundTargets(transactionId, optionalKey(store, c.originalTransactionId)) : undefined,
+  };
 }
 
 /**

@@ -3,19 +3,12 @@ import type { LedgerDraft, LedgerEventType } from '../../ledger/types';
 import { requireAuthorization } from '../authenticity';
 import { type Connector, type Handlers, ignored, type MapContext, mapByType, rows } from '../connector';
 import {
-  amountFor,
   attributeName,
-  clickToken,
   dateString,
   money,
-  optionalKey,
   parseJson,
   read,
-  refundTargets,
-  storePrefix,
-  text,
-  transactionKey,
-  userId,
+  subscriptionDraft,
 } from '../mapping';
 
 /**
@@ -102,23 +95,18 @@ export const adapty: Connector<Settings, { body: Buffer; viaSandboxSecret: boole
 
 function toDraft(e: AdaptyEvent, ctx: MapContext<Settings>, eventType: LedgerEventType): LedgerDraft {
   const p = e.event_properties ?? {};
-  const store = storePrefix(p.store);
-  const transactionId = transactionKey(store, read(z.string().min(1), p.transaction_id));
-  const attr = (name: string) => e.user_attributes?.[name];
-  // price_local is in `currency`; price_usd is the same price in USD. Both are null on free trials.
-  const paid = money(p.price_local, p.currency, p.price_usd);
-  return {
-    eventType,
-    transactionId,
-    externalUserId: userId(attr(ctx.settings.install_id_attribute), e.customer_user_id, e.profile_id),
-    amount: amountFor(eventType, paid.amount),
-    currency: paid.currency,
+  return subscriptionDraft({
     source: 'adapty',
-    clickToken: clickToken(attr('svc_cid')),
-    code: text(attr('svc_code')),
+    eventType,
+    store: p.store,
+    transactionId: p.transaction_id,
+    originalTransactionId: p.original_transaction_id,
+    attribute: (name) => e.user_attributes?.[name],
+    installIdAttribute: ctx.settings.install_id_attribute,
+    userIds: [e.customer_user_id, e.profile_id],
+    // price_local is in `currency`; price_usd is the same price in USD. Both are null on free trials.
+    paid: money(p.price_local, p.currency, p.price_usd),
     sandbox: e.viaSandboxSecret || p.environment === 'Sandbox',
     occurredAt: new Date(read(z.string(), e.event_datetime ?? p.purchase_date)),
-    refundOf:
-      eventType === 'refund' ? refundTargets(transactionId, optionalKey(store, p.original_transaction_id)) : undefined,
-  };
+  });
 }

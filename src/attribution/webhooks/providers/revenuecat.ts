@@ -3,18 +3,11 @@ import type { LedgerDraft, LedgerEventType } from '../../ledger/types';
 import { requireAuthorization } from '../authenticity';
 import { type Connector, type Handlers, ignored, type MapContext, mapByType, rows } from '../connector';
 import {
-  amountFor,
   attributeName,
-  clickToken,
   money,
-  optionalKey,
   parseJson,
   read,
-  refundTargets,
-  storePrefix,
-  text,
-  transactionKey,
-  userId,
+  subscriptionDraft,
 } from '../mapping';
 
 /**
@@ -88,24 +81,20 @@ export const revenuecat: Connector<Settings, Buffer, RevenueCatEvent> = {
 };
 
 function toDraft(e: RevenueCatEvent, ctx: MapContext<Settings>, eventType: LedgerEventType): LedgerDraft {
-  const store = storePrefix(e.store);
-  const transactionId = transactionKey(store, read(z.string().min(1), e.transaction_id));
-  const attr = (name: string) => e.subscriber_attributes?.[name]?.value;
-  // `price` is USD; `price_in_purchased_currency` is in `currency`.
-  const paid = money(e.price_in_purchased_currency, e.currency, e.price);
   const refund = eventType === 'refund';
   const occurredMs = refund ? (e.event_timestamp_ms ?? e.purchased_at_ms) : (e.purchased_at_ms ?? e.event_timestamp_ms);
-  return {
-    eventType,
-    transactionId,
-    externalUserId: userId(attr(ctx.settings.install_id_attribute), e.app_user_id),
-    amount: amountFor(eventType, paid.amount),
-    currency: paid.currency,
+  return subscriptionDraft({
     source: 'revenuecat',
-    clickToken: clickToken(attr('svc_cid')),
-    code: text(attr('svc_code')),
+    eventType,
+    store: e.store,
+    transactionId: e.transaction_id,
+    originalTransactionId: e.original_transaction_id,
+    attribute: (name) => e.subscriber_attributes?.[name]?.value,
+    installIdAttribute: ctx.settings.install_id_attribute,
+    userIds: [e.app_user_id],
+    // `price` is USD; `price_in_purchased_currency` is in `currency`.
+    paid: money(e.price_in_purchased_currency, e.currency, e.price),
     sandbox: e.environment === 'SANDBOX',
     occurredAt: new Date(read(z.number(), occurredMs)),
-    refundOf: refund ? refundTargets(transactionId, optionalKey(store, e.original_transaction_id)) : undefined,
-  };
+  });
 }
