@@ -1,4 +1,7 @@
 import { expect } from 'vitest';
+import type { DomainItem as Domain } from '../../src/attribution/domains/domains';
+import type { CodeItem as Code, LinkItem as Link } from '../../src/attribution/reporting/lists';
+import type { Money } from '../../src/attribution/reporting/money';
 import type { TestService } from './harness';
 
 /**
@@ -6,52 +9,13 @@ import type { TestService } from './harness';
  * would do it. Each helper expects 201 and answers the created object.
  */
 
-export type DomainItem = {
-  id: string;
-  hostname: string;
-  shared: boolean;
-  brand_id: string | null;
-  verification: { status: 'pending' | 'verified'; checked_at: string | null };
-  dns: { type: string; name: string; value: string }[];
-  certificate: { status: string };
-  created_at: string;
-};
+/** An answer's JSON of a type the service builds: its dates arrive as ISO strings. */
+type AsJson<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Date | null ? string | null : T[K] extends object ? AsJson<T[K]> : T[K] };
 
-export type Money = Record<string, number>;
-
-export type LinkItem = {
-  /** Postgres bigserial: a number, as in the install link summary of SPEC 2.10. */
-  id: number;
-  brand_id: string;
-  domain_id: string;
-  domain: string;
-  slug: string;
-  type: 'web' | 'app';
-  active: boolean;
-  destination_url: string;
-  ios_url: string | null;
-  android_url: string | null;
-  creator: { id: string; name: string };
-  clicks: number;
-  installs: number;
-  conversions: number;
-  revenue: Money;
-  created_at: string;
-  updated_at: string;
-};
-
-export type CodeItem = {
-  id: string;
-  brand_id: string;
-  label: string;
-  active: boolean;
-  creator: { id: string; name: string };
-  credited_count: number;
-  conversions: number;
-  revenue: Money;
-  created_at: string;
-  updated_at: string;
-};
+export type DomainItem = AsJson<Domain>;
+export type LinkItem = AsJson<Link>;
+export type CodeItem = AsJson<Code>;
+export type { Money };
 
 export async function createDomain(t: TestService, body: { hostname: string; brand_id?: string | null }): Promise<DomainItem> {
   const res = await t.request({ method: 'POST', url: '/api/internal/attribution-domains', admin: true, payload: body });
