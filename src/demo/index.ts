@@ -49,6 +49,9 @@ export async function loadDemoOnFirstStart(services: Services, app: FastifyInsta
     const brands = await loadDemo(services, app, FIRST_START_DEMO);
     console.log(`\n${describeDemo(brands, config.publicBaseUrl)}\n`);
   } catch (err) {
-    log.error({ err }, 'could not load the demo brand');
+    // Stopped (Ctrl-C, SIGTERM) before the demo was complete: not a failure of the demo.
+    if ((err as { code?: string }).code === 'FST_ERR_REOPENED_CLOSE_SERVER') {
+      log.warn('stopped while loading the demo brand; `npm run cli -- seed-demo` loads one any time');
+    } else log.error({ err }, 'could not load the demo brand');
   }
 }
