@@ -14,7 +14,23 @@ export function createDb(databaseUrl: string, max = 10): Db {
   // An idle client that the server disconnects (restart, failover) emits 'error';
   // the pool drops it and the next query opens a new one, so it must not crash us.
   pool.on('error', () => {});
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  pools.set(db, pool);
+  return db;
+}
+
+const pools = new WeakMap<Db, pg.Pool>();
+
+/**
+ * Runs a statement prepared once per connection (a named statement): Postgres parses and
+ * plans it the first times only. Kysely sends every statement unnamed, so the hot
+ * ingestion inserts go to the pool itself.
+ */
+export async function executePrepared<Row>(db: Db, name: string, text: string, values: unknown[]): Promise<Row[]> {
+  const pool = pools.get(db);
+  if (!pool) throw new Error('executePrepared: not a database made by createDb');
+  const result = await pool.query({ name, text, values });
+  return result.rows as Row[];
 }
 
 /** Creates the database named in the URL when it does not exist (CONTRACT 2). */
