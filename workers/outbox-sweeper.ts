@@ -4,30 +4,31 @@ import type { Logger } from 'pino';
 import { installFact, type InstallRow } from '../src/attribution/installs/fact';
 import { ledgerFact, type LedgerRow } from '../src/attribution/ledger/fact';
 import type { Db } from '../src/db/database';
-import type { FactKind, FactRow } from '../src/queues/facts';
+import type { OutboxKind } from '../src/attribution/ledger/outbox';
+import type { FactRow } from '../src/queues/facts';
 import { FactQueues } from '../src/queues/queues';
 import { createRedis } from '../src/queues/redis';
 import type { Warehouse } from '../src/warehouse/clickhouse';
 
 /**
- * The Postgres tables that accept installs and ledger events are also their outboxes:
- * a row's `warehoused_at` stays null until ClickHouse acknowledged its fact. The sweeper
- * finds rows left unconfirmed past a grace period and repairs them: rows ClickHouse
- * already has are marked, the others are queued again as replays (the worker checks
- * replayed rows by id, so a fact that races its replay is still written once).
+ * Installs and ledger events are accepted by a Postgres statement that also makes their
+ * facts pending in `fact_outbox`; the row leaves the outbox once ClickHouse acknowledged
+ * its fact. The sweeper finds facts pending past a grace period and repairs them: those
+ * ClickHouse already has are confirmed, the others are queued again as replays (the worker
+ * checks replayed rows by id, so a fact that races its replay is still written once).
  * See docs/ingestion.md for the failure cases this covers.
  */
-type Outbox = { kind: FactKind; table: 'installs' | 'ledger_events'; warehouseTable: string; fact(row: FactRow): FactRow };
+type Outbox = { kind: OutboxKind; table: 'installs' | 'ledger_events'; warehouseTable: string; fact(row: FactRow): FactRow };
 
 export const OUTBOXES: Outbox[] = [
   { kind: 'installs', table: 'installs', warehouseTable: 'installs', fact: (row) => installFact(row as InstallRow) },
   { kind: 'ledger', table: 'ledger_events', warehouseTable: 'ledger', fact: (row) => ledgerFact(row as LedgerRow) },
 ];
 
-/** Marks outbox rows whose facts ClickHouse acknowledged (the writers' afterInsert, and the sweeper). */
-export async function markWarehoused(db: Db, table: Outbox['table'], ids: string[]): Promise<void> {
+/** Takes out of the outbox the facts ClickHouse acknowledged (the writers' afterInsert, and the sweeper). */
+export async function confirmWarehoused(db: Db, kind: OutboxKind, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await sql`UPDATE ${sql.table(table)} SET warehoused_at = now() WHERE id = ANY(${ids}::text[]) AND warehoused_at IS NULL`.execute(db);
+  await sql`DELETE FROM fact_outbox WHERE kind = ${kind} AND id = ANY(${ids}::text[])`.execute(db);
 }
 
 export type SweeperOptions = {
@@ -80,35 +81,39 @@ export class OutboxSweeper {
   private async sweepOutbox(outbox: Outbox): Promise<{ confirmed: number; requeued: number }> {
     const { db, warehouse, queues, log } = this.deps;
     const cursor = this.cursors.get(outbox.table) ?? START;
-    const { rows } = await sql<FactRow & { id: string; cursor_at: string }>`
-      SELECT *, recorded_at::text AS cursor_at FROM ${sql.table(outbox.table)}
-      WHERE warehoused_at IS NULL
-        AND recorded_at < now() - make_interval(secs => ${this.graceMs / 1000})
-        AND (recorded_at, id) > (${cursor.at}::timestamptz, ${cursor.id})
-      ORDER BY recorded_at, id
+    // The source row of each pending fact; none when its brand was deleted since.
+    const { rows } = await sql<FactRow & { pending_id: string; cursor_at: string; id: string | null }>`
+      SELECT t.*, o.id AS pending_id, o.recorded_at::text AS cursor_at
+      FROM fact_outbox o LEFT JOIN ${sql.table(outbox.table)} t ON t.id = o.id
+      WHERE o.kind = ${outbox.kind}
+        AND o.recorded_at < now() - make_interval(secs => ${this.graceMs / 1000})
+        AND (o.recorded_at, o.id) > (${cursor.at}::timestamptz, ${cursor.id})
+      ORDER BY o.recorded_at, o.id
       LIMIT ${this.batchSize}`.execute(db);
     const last = rows.at(-1);
-    this.cursors.set(outbox.table, rows.length < this.batchSize || !last ? START : { at: last.cursor_at, id: last.id });
+    this.cursors.set(outbox.table, rows.length < this.batchSize || !last ? START : { at: last.cursor_at, id: last.pending_id });
     if (rows.length === 0) return { confirmed: 0, requeued: 0 };
 
-    // Facts ClickHouse has but whose rows were never marked (the worker stopped between insert and mark).
+    // Facts ClickHouse has but that were never confirmed (the worker stopped between insert and confirmation).
+    const sources = rows.filter((r) => r.id !== null);
     const present = await warehouse.rows<{ id: string }>(
       `SELECT id FROM ${outbox.warehouseTable} WHERE id IN {ids:Array(String)}`,
-      { ids: rows.map((r) => r.id) },
+      { ids: sources.map((r) => r.pending_id) },
     );
     const confirmed = new Set(present.map((r) => r.id));
-    await markWarehoused(db, outbox.table, [...confirmed]);
+    const orphans = rows.filter((r) => r.id === null).map((r) => r.pending_id);
+    await confirmWarehoused(db, outbox.kind, [...confirmed, ...orphans]);
 
     // Facts whose job is gone (never queued, Redis lost it) or overdue: queue them again.
     const now = Date.now();
     for (const [key, at] of this.resent) if (now - at >= this.resendAfterMs) this.resent.delete(key);
-    const missing = rows.filter((r) => !confirmed.has(r.id) && !this.resent.has(`${outbox.kind}:${r.id}`));
+    const missing = sources.filter((r) => !confirmed.has(r.pending_id) && !this.resent.has(`${outbox.kind}:${r.pending_id}`));
     if (missing.length > 0) {
       await queues.addReplay(
         outbox.kind,
         missing.map((row) => outbox.fact(row)),
       );
-      for (const r of missing) this.resent.set(`${outbox.kind}:${r.id}`, now);
+      for (const r of missing) this.resent.set(`${outbox.kind}:${r.pending_id}`, now);
       log.info({ outbox: outbox.table, rows: missing.length }, 'outbox rows queued again');
     }
     return { confirmed: confirmed.size, requeued: missing.length };

@@ -107,7 +107,6 @@ export interface InstallsTable {
   app_version: string | null;
   occurred_at: ColumnType<Date, Date | string, never>;
   recorded_at: CreatedAt;
-  warehoused_at: Date | null;
 }
 
 export interface LedgerEventsTable {
@@ -130,7 +129,13 @@ export interface LedgerEventsTable {
   sandbox: Generated<boolean>;
   occurred_at: ColumnType<Date, Date | string, never>;
   recorded_at: CreatedAt;
-  warehoused_at: Date | null;
+}
+
+/** A fact accepted in Postgres (installs, ledger_events) that ClickHouse has not confirmed yet. */
+export interface FactOutboxTable {
+  kind: 'installs' | 'ledger';
+  id: string;
+  recorded_at: Date;
 }
 
 export interface PortalSessionsTable {
@@ -179,6 +184,7 @@ export interface Database {
   creator_codes: CreatorCodesTable;
   installs: InstallsTable;
   ledger_events: LedgerEventsTable;
+  fact_outbox: FactOutboxTable;
   portal_sessions: PortalSessionsTable;
   billing_connections: BillingConnectionsTable;
   billing_references: BillingReferencesTable;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { type Job, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -59,25 +60,15 @@ const installCount = async (prefix: string) =>
 const distinctLedger = async (prefix: string) =>
   (await t.services.warehouse.rows<{ n: number }>('SELECT uniqExact(id) AS n FROM ledger WHERE startsWith(transaction_id, {p:String})', { p: `${prefix}-` }))[0]!.n;
 
-/** Outbox rows of a prefix that ClickHouse has not confirmed. */
-const unconfirmedEvents = async (prefix: string) =>
+/** Facts of a prefix still pending in the outbox: ClickHouse has not confirmed them. */
+const pending = (kind: 'installs' | 'ledger', table: 'installs' | 'ledger_events', key: 'install_id' | 'transaction_id') => async (prefix: string) =>
   (
-    await t.services.db
-      .selectFrom('ledger_events')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('transaction_id', 'like', `${prefix}-%`)
-      .where('warehoused_at', 'is', null)
-      .executeTakeFirstOrThrow()
-  ).n;
-const unconfirmedInstalls = async (prefix: string) =>
-  (
-    await t.services.db
-      .selectFrom('installs')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('install_id', 'like', `${prefix}-%`)
-      .where('warehoused_at', 'is', null)
-      .executeTakeFirstOrThrow()
-  ).n;
+    await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM fact_outbox o JOIN ${sql.table(table)} t ON t.id = o.id
+      WHERE o.kind = ${kind} AND ${sql.ref(`t.${key}`)} LIKE ${`${prefix}-%`}`.execute(t.services.db)
+  ).rows[0]!.n;
+const unconfirmedEvents = pending('ledger', 'ledger_events', 'transaction_id');
+const unconfirmedInstalls = pending('installs', 'installs', 'install_id');
 
 describe('ingestion durability', () => {
   it('crash between accepting and queueing: the sweeper writes the outbox row once', async () => {
@@ -238,5 +229,27 @@ describe('ingestion durability', () => {
     await sweeper.sweep();
     await t.settle();
     expect(await ledgerCount(tx)).toBe(1);
+  });
+
+  it('facts left pending by a deleted brand leave the outbox without being queued', async () => {
+    const gone = await attributionBrand(t, 'Gone');
+    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
+    const tx = uniqueId('gone');
+    try {
+      const res = await postPublic(t, 'events', { pixel_key: gone.brand.pixel_key, transaction_id: `${tx}-0`, amount: 1 });
+      expect(res.json()).toEqual({ ok: true, duplicate: false });
+    } finally {
+      add.mockRestore();
+    }
+    const pendingIds = () => t.services.db.selectFrom('ledger_events').select('id').where('transaction_id', '=', `${tx}-0`).execute();
+    const [recorded] = await pendingIds();
+    // The brand's records go with it (ON DELETE CASCADE); its pending fact has no source left.
+    await t.services.db.deleteFrom('brands').where('id', '=', gone.brand.id).execute();
+    expect(await pendingIds()).toEqual([]);
+    const orphaned = () => t.services.db.selectFrom('fact_outbox').select('id').where('id', '=', recorded!.id).execute();
+    expect(await orphaned()).toHaveLength(1);
+    const swept = await sweeper.sweep();
+    expect(swept.requeued).toBe(0);
+    expect(await orphaned()).toEqual([]);
   });
 });

@@ -5,7 +5,7 @@ import { newId } from '../../secrets';
 import { columnList, recordsetInsert } from '../../db/recordset';
 import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { Batcher, sortByKey } from '../links/batcher';
-import { queueOutboxFact } from '../ledger/outbox';
+import { pendingFacts, queueOutboxFact } from '../ledger/outbox';
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
 
@@ -38,7 +38,7 @@ export type InstallAnswer = {
 export type InstallOutcome = { duplicate: boolean; install: InstallAnswer };
 
 /** An install as inserted: every column but those Postgres fills. */
-type NewInstall = Omit<InstallRow, 'recorded_at' | 'warehoused_at'>;
+type NewInstall = Omit<InstallRow, 'recorded_at'>;
 
 /** The columns a new install is inserted with. */
 const INSTALL_COLUMNS = columnList({
@@ -62,8 +62,9 @@ type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; re
 /**
  * Records installs: attribute, then insert once per (brand, install_id), then queue the
  * ClickHouse fact. The insert decides `duplicate` (ON CONFLICT DO NOTHING), so concurrent
- * retries of one install record it once; the row stays the outbox of the fact until the
- * worker marks it warehoused. Concurrent requests share one INSERT (Batcher).
+ * retries of one install record it once; the same statement makes its fact pending in the
+ * outbox until the worker has written it to ClickHouse. Concurrent requests share one
+ * INSERT (Batcher).
  */
 export class InstallRecorder {
   private readonly inserts = new Batcher((rows: NewInstall[]) => this.insertNew(rows), { maxRunning: 4 });
@@ -84,6 +85,7 @@ export class InstallRecorder {
             .returning(['id', 'recorded_at', 'code_id']),
         )
         .with('code_counts', countCodeCredits)
+        .with('pending', pendingFacts('installs'))
         .selectFrom('recorded')
         .select(['id', 'recorded_at']),
     );
@@ -108,7 +110,7 @@ export class InstallRecorder {
     };
     const recordedAt = await this.inserts.call(draft);
     if (!recordedAt) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
-    const row: InstallRow = { ...draft, recorded_at: recordedAt, warehoused_at: null };
+    const row: InstallRow = { ...draft, recorded_at: recordedAt };
     queueOutboxFact(this.deps.queues, this.deps.log, 'installs', installFact(row));
     return {
       duplicate: false,

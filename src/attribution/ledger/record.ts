@@ -6,11 +6,11 @@ import { columnList, recordsetInsert } from '../../db/recordset';
 import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
-import { queueOutboxFact } from './outbox';
+import { pendingFacts, queueOutboxFact } from './outbox';
 import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
-type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'warehoused_at' | 'amount'> & { amount: string | number };
+type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'amount'> & { amount: string | number };
 
 /** The columns a new ledger row is inserted with. */
 const LEDGER_COLUMNS = columnList({
@@ -75,7 +75,8 @@ export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: Cred
  * The conversion ledger (SPEC 3.2, 6): every source (web pixel, SDK, billing webhooks)
  * records through `record`. One call: normalise, attribute, insert once per
  * (brand, event_type, transaction_id), queue the ClickHouse fact. The Postgres row
- * decides `duplicate` and is the outbox of the fact until the worker marks it warehoused.
+ * decides `duplicate`; the same statement makes its fact pending in the outbox until the
+ * worker has written it to ClickHouse.
  * Concurrent events share one INSERT (Batcher).
  */
 export class Ledger {
@@ -97,6 +98,7 @@ export class Ledger {
             .returning(['id', 'amount', 'recorded_at', 'code_id']),
         )
         .with('code_counts', countCodeCredits)
+        .with('pending', pendingFacts('ledger'))
         .selectFrom('recorded')
         .select(['id', 'amount', 'recorded_at']),
     );
@@ -127,7 +129,7 @@ export class Ledger {
     };
     const recorded = await this.inserts.call(newRow);
     if (!recorded) return { id: await this.recordedId(brandId, event), duplicate: true };
-    const row: LedgerRow = { ...newRow, ...recorded, warehoused_at: null };
+    const row: LedgerRow = { ...newRow, ...recorded };
     queueOutboxFact(this.deps.queues, this.deps.log, 'ledger', ledgerFact(row));
     return { id: row.id, duplicate: false };
   };
