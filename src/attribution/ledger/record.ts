@@ -7,7 +7,7 @@ import { Batcher, sortByKey } from '../links/batcher';
 import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { pendingFacts, queueOutboxFact } from './outbox';
-import { type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
+import { EVENT_TYPES, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
 type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'amount'> & { amount: string | number };
@@ -65,6 +65,9 @@ function fromCredit(credit: Credit, clickToken: string | null = null): Attributi
     click_token: clickToken,
   };
 }
+
+/** What a refund may take its attribution from: any earlier row of the transaction but another refund. */
+const REFUNDABLE_TYPES = EVENT_TYPES.filter((type) => type !== 'refund');
 
 const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'creator_id', 'code_id', 'code_label'] as const;
 
@@ -183,8 +186,9 @@ export class Ledger {
       .selectFrom('ledger_events')
       .select([...ATTRIBUTION_COLUMNS, 'click_token'])
       .where('brand_id', '=', brandId)
+      // The event types listed, rather than `<> 'refund'`, let the idempotency key serve the look-up.
+      .where('event_type', 'in', REFUNDABLE_TYPES)
       .where('transaction_id', 'in', transactionIds)
-      .where('event_type', '<>', 'refund')
       .where('resolution_method', '<>', 'unattributed')
       .orderBy((eb) => eb('event_type', '=', 'purchase'), 'desc')
       .orderBy('recorded_at')
