@@ -7,7 +7,7 @@ import type { Db } from './database';
 const migrationsDir = fileURLToPath(new URL('../../migrations', import.meta.url));
 
 /** Every file in migrations/ named NNNN_name.ts, applied in name order. */
-class FolderMigrationProvider implements MigrationProvider {
+export class FolderMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_.+\.ts$/.test(f)).sort();
     const migrations: Record<string, Migration> = {};
