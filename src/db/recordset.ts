@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type Compilable, type RawBuilder, sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import { type Db, executePrepared } from './database';
 
 /**
@@ -10,16 +10,16 @@ import { type Db, executePrepared } from './database';
  * JSON in C, so a batch costs little beyond its round trip whatever its size.
  *
  * `build` receives the rows as a SELECT of `columns` (the insert's column list, in order)
- * and answers the whole statement; it must bind no parameter of its own.
+ * and answers the whole statement as SQL; it must bind no parameter of its own.
  */
 export function recordsetInsert<Row, Result>(
   db: Db,
   table: string,
   columns: readonly string[],
-  build: (rows: RawBuilder<Row>) => Compilable<Result>,
+  build: (rows: RawBuilder<Row>) => RawBuilder<Result>,
 ): (rows: Row[]) => Promise<Result[]> {
   const selected = sql.join(columns.map((column) => sql.ref(column)));
-  const statement = build(sql<Row>`SELECT ${selected} FROM json_populate_recordset(NULL::${sql.table(table)}, ${'[]'}::json)`).compile();
+  const statement = build(sql<Row>`SELECT ${selected} FROM json_populate_recordset(NULL::${sql.table(table)}, ${'[]'}::json)`).compile(db);
   if (statement.parameters.length !== 1) throw new Error(`recordsetInsert(${table}): the statement binds parameters of its own`);
   const name = `recordset_${createHash('sha256').update(statement.sql).digest('hex').slice(0, 16)}`;
   return (rows) => executePrepared<Result>(db, name, statement.sql, [JSON.stringify(rows)]);

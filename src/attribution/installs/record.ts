@@ -2,10 +2,9 @@ import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { columnList, recordsetInsert } from '../../db/recordset';
-import { type Credit, type CreditSources, codeCredit, countCodeCredits, linkCredit, UNATTRIBUTED } from '../ledger/credit';
-import { Batcher, sortByKey } from '../links/batcher';
-import { pendingFacts, queueOutboxFact } from '../ledger/outbox';
+import { columnList } from '../../db/recordset';
+import { type Credit, type CreditSources, codeCredit, linkCredit, UNATTRIBUTED } from '../ledger/credit';
+import { AcceptedRows, queueOutboxFact } from '../ledger/outbox';
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
 
@@ -60,35 +59,21 @@ const INSTALL_COLUMNS = columnList({
 type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
 
 /**
- * Records installs: attribute, then insert once per (brand, install_id), then queue the
- * ClickHouse fact. The insert decides `duplicate` (ON CONFLICT DO NOTHING), so concurrent
- * retries of one install record it once; the same statement makes its fact pending in the
- * outbox until the worker has written it to ClickHouse. Concurrent requests share one
- * INSERT (Batcher).
+ * Records installs: attribute, then accept once per (brand, install_id) (AcceptedRows:
+ * the insert decides `duplicate` and makes the fact pending in the outbox), then queue
+ * the ClickHouse fact.
  */
 export class InstallRecorder {
-  private readonly inserts = new Batcher((rows: NewInstall[]) => this.insertNew(rows), { maxRunning: 4 });
-
-  /** The batched INSERT, compiled once (recordsetInsert). */
-  private readonly insertStatement: (rows: NewInstall[]) => Promise<{ id: string; recorded_at: Date }[]>;
+  private readonly accepted: AcceptedRows<NewInstall, { recorded_at: Date }>;
 
   constructor(private readonly deps: Deps) {
-    this.insertStatement = recordsetInsert(this.deps.db, 'installs', INSTALL_COLUMNS, (rows) =>
-      this.deps.db
-        .with('recorded', (db) =>
-          db
-            .insertInto('installs')
-            .columns(INSTALL_COLUMNS)
-            .expression(rows)
-            .onConflict((oc) => oc.columns(['brand_id', 'install_id']).doNothing())
-            // Only what the request does not know already: reading rows back costs more than writing them.
-            .returning(['id', 'recorded_at', 'code_id']),
-        )
-        .with('code_counts', countCodeCredits)
-        .with('pending', pendingFacts('installs'))
-        .selectFrom('recorded')
-        .select(['id', 'recorded_at']),
-    );
+    this.accepted = new AcceptedRows(deps.db, {
+      table: 'installs',
+      kind: 'installs',
+      columns: INSTALL_COLUMNS,
+      key: ['brand_id', 'install_id'],
+      returning: [],
+    });
   }
 
   async record(brandId: string, report: InstallReport): Promise<InstallOutcome> {
@@ -108,9 +93,9 @@ export class InstallRecorder {
       app_version: report.appVersion,
       occurred_at: report.occurredAt,
     };
-    const recordedAt = await this.inserts.call(draft);
-    if (!recordedAt) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
-    const row: InstallRow = { ...draft, recorded_at: recordedAt };
+    const recorded = await this.accepted.insert(draft);
+    if (!recorded) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
+    const row: InstallRow = { ...draft, ...recorded };
     queueOutboxFact(this.deps.queues, this.deps.log, 'installs', installFact(row));
     return {
       duplicate: false,
@@ -139,19 +124,6 @@ export class InstallRecorder {
     if (clickedLink?.brandId === brandId) return linkCredit('ip', clickedLink);
     return UNATTRIBUTED;
   }
-
-  /**
-   * Inserts installs whose (brand, install_id) is new, many requests per statement, and
-   * counts credited codes in the same statement. Rows are sorted by key so concurrent
-   * statements take their locks in one order. Answers when each new row was recorded, or
-   * undefined for a duplicate (also when the same install ID came twice in one batch).
-   */
-  private async insertNew(rows: NewInstall[]): Promise<(Date | undefined)[]> {
-    const recorded = await this.insertStatement(sortByKey(rows, (r) => [r.brand_id, r.install_id]));
-    const byId = new Map(recorded.map((r) => [r.id, r.recorded_at]));
-    return rows.map((r) => byId.get(r.id));
-  }
-
 
   /** The install as first recorded, answered to a retry. */
   private async recorded(brandId: string, installId: string): Promise<InstallAnswer> {

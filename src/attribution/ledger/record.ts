@@ -2,11 +2,10 @@ import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
-import { columnList, recordsetInsert } from '../../db/recordset';
-import { Batcher, sortByKey } from '../links/batcher';
-import { type Credit, CreditSources, codeCredit, countCodeCredits, linkCredit } from './credit';
+import { columnList } from '../../db/recordset';
+import { type Credit, CreditSources, codeCredit, linkCredit } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
-import { pendingFacts, queueOutboxFact } from './outbox';
+import { AcceptedRows, queueOutboxFact } from './outbox';
 import { EVENT_TYPES, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
@@ -76,35 +75,22 @@ export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: Cred
 
 /**
  * The conversion ledger (SPEC 3.2, 6): every source (web pixel, SDK, billing webhooks)
- * records through `record`. One call: normalise, attribute, insert once per
- * (brand, event_type, transaction_id), queue the ClickHouse fact. The Postgres row
- * decides `duplicate`; the same statement makes its fact pending in the outbox until the
- * worker has written it to ClickHouse.
- * Concurrent events share one INSERT (Batcher).
+ * records through `record`. One call: normalise, attribute, accept once per
+ * (brand, event_type, transaction_id) (AcceptedRows: the insert decides `duplicate` and
+ * makes the fact pending in the outbox), queue the ClickHouse fact.
  */
 export class Ledger {
-  private readonly inserts = new Batcher((rows: NewLedgerRow[]) => this.insertNew(rows), { maxRunning: 4 });
-
-  /** The batched INSERT, compiled once (recordsetInsert). */
-  private readonly insertStatement: (rows: NewLedgerRow[]) => Promise<Pick<LedgerRow, 'id' | 'amount' | 'recorded_at'>[]>;
+  /** New rows get back their id's recorded time and the amount as Postgres rounded it. */
+  private readonly accepted: AcceptedRows<NewLedgerRow, Pick<LedgerRow, 'amount' | 'recorded_at'>>;
 
   constructor(private readonly deps: LedgerDeps) {
-    this.insertStatement = recordsetInsert(this.deps.db, 'ledger_events', LEDGER_COLUMNS, (rows) =>
-      this.deps.db
-        .with('recorded', (db) =>
-          db
-            .insertInto('ledger_events')
-            .columns(LEDGER_COLUMNS)
-            .expression(rows)
-            .onConflict((oc) => oc.columns(['brand_id', 'event_type', 'transaction_id']).doNothing())
-            // Only what the request does not know already (the amount as Postgres rounded it).
-            .returning(['id', 'amount', 'recorded_at', 'code_id']),
-        )
-        .with('code_counts', countCodeCredits)
-        .with('pending', pendingFacts('ledger'))
-        .selectFrom('recorded')
-        .select(['id', 'amount', 'recorded_at']),
-    );
+    this.accepted = new AcceptedRows(deps.db, {
+      table: 'ledger_events',
+      kind: 'ledger',
+      columns: LEDGER_COLUMNS,
+      key: ['brand_id', 'event_type', 'transaction_id'],
+      returning: ['amount'],
+    });
   }
 
   /** The credit sources the ledger attributes with, shared with the install recorder (one link memo per process). */
@@ -130,7 +116,7 @@ export class Ledger {
       occurred_at: event.occurredAt,
       ...attribution,
     };
-    const recorded = await this.inserts.call(newRow);
+    const recorded = await this.accepted.insert(newRow);
     if (!recorded) return { id: await this.recordedId(brandId, event), duplicate: true };
     const row: LedgerRow = { ...newRow, ...recorded };
     queueOutboxFact(this.deps.queues, this.deps.log, 'ledger', ledgerFact(row));
@@ -196,19 +182,6 @@ export class Ledger {
       .executeTakeFirst();
     return original ? { ...original, resolution_method: original.resolution_method as ResolutionMethod, confidence: original.confidence ?? 0 } : null;
   }
-
-  /**
-   * Inserts ledger rows whose (brand, event_type, transaction_id) is new, many requests per
-   * statement, and counts credited codes in the same statement. Rows are sorted by key so
-   * concurrent statements take their locks in one order. Answers the new row per input, or
-   * undefined for a duplicate (also when the same event came twice in one batch).
-   */
-  private async insertNew(rows: NewLedgerRow[]): Promise<(Pick<LedgerRow, 'amount' | 'recorded_at'> | undefined)[]> {
-    const recorded = await this.insertStatement(sortByKey(rows, (r) => [r.brand_id, r.event_type, r.transaction_id]));
-    const byId = new Map(recorded.map(({ id, ...rest }) => [id, rest]));
-    return rows.map((r) => byId.get(r.id));
-  }
-
 
   private async recordedId(brandId: string, event: NormalizedEvent): Promise<string> {
     const row = await this.deps.db
