@@ -112,7 +112,12 @@ const bench: Bench = async (emit) => {
     services = await createServices(env.config, log);
     await migrate(services);
     // As `npm start` runs them: the consumers in their own thread.
-    workers = await startWorkerThread(env.config, log);
+    workers = await startWorkerThread(env.config, log, {
+      onExit: (code) => {
+        console.error(`the workers thread exited with ${code}: no figures from this run`);
+        process.exit(1);
+      },
+    });
     app = await buildApp(services);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const brand = await setUpBrand(app, env.config);

@@ -24,44 +24,47 @@ async function main(mode: Mode): Promise<void> {
   await migrate(services);
   await warnOnUnsafeRedis(services.redis, log);
 
-  let workers: Workers | undefined;
-  let app: FastifyInstance | undefined;
+  const running: Running = {};
+  const stop = shutdown(log, services, running);
+  process.once('SIGTERM', () => stop('SIGTERM', 0));
+  process.once('SIGINT', () => stop('SIGINT', 0));
   if (mode !== 'api') {
-    workers = await startWorkerThread(config, log);
+    // A workers thread that dies ends the process (see startWorkerThread); its supervisor starts it again.
+    running.workers = await startWorkerThread(config, log, { onExit: () => stop('workers thread exited', 1) });
   }
   if (mode !== 'workers') {
-    app = await buildApp(services);
-    const address = await app.listen({ port: config.port, host: config.host });
+    running.app = await buildApp(services);
+    const address = await running.app.listen({ port: config.port, host: config.host });
     console.log(`svc listening on ${address}`);
+    await loadDemoOnFirstStart(services, running.app);
   }
-  onShutdown(log, services, app, workers);
-  if (app) await loadDemoOnFirstStart(services, app);
 }
 
-function onShutdown(log: Services['log'], services: Services, app?: FastifyInstance, workers?: Workers): void {
+type Running = { app?: FastifyInstance; workers?: Workers };
+
+/** Stops in order, once, and exits with `code` (forced after 25 s). */
+function shutdown(log: Services['log'], services: Services, running: Running) {
   let stopping = false;
-  const stop = async (signal: string) => {
+  return async (reason: string, code: number) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    log.info({ reason }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took over 25 s; exiting');
       process.exit(1);
     }, 25_000);
     try {
-      await app?.close(); // stop taking requests, finish those in flight
+      await running.app?.close(); // stop taking requests, finish those in flight
       await services.queues.drain(); // accepted rows reach Redis
-      await workers?.close(); // batches in hand reach ClickHouse
+      await running.workers?.close(); // batches in hand reach ClickHouse
       await closeServices(services);
       clearTimeout(force);
-      process.exit(0);
+      process.exit(code);
     } catch (err) {
       log.error({ err }, 'shutdown failed');
       process.exit(1);
     }
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
 }
 
 const mode = (process.argv[2] ?? 'all') as Mode;

@@ -46,16 +46,34 @@ export function startWorkers(opts: WorkerOptions): Workers {
   };
 }
 
+/** How startWorkerThread is told what to do when its thread is gone. */
+export type WorkerThreadOptions = {
+  /**
+   * Called once when the thread exits without being asked to (an uncaught error, an
+   * out-of-memory kill of the thread). The caller ends the process: see startWorkerThread.
+   */
+  onExit(code: number): void;
+  /** The module the thread runs; tests start one that crashes. */
+  boot?: URL;
+};
+
 /**
  * Starts the workers in a thread of this process (workers/thread.ts), as `npm start` and
  * `npm run workers` do: the HTTP thread keeps its event loop to requests and queue adds
  * while the consumers and their ClickHouse inserts run on the other core. Resolves once
- * the thread consumes. A thread that dies is logged and started again a second later;
- * its jobs' locks expire and the new thread takes them back (nothing is lost or doubled).
+ * the thread consumes.
+ *
+ * A thread that dies is not started again in this process: with embedded ClickHouse, the
+ * exit of any thread that held a chDB connection leaves every other connection of the
+ * process hanging (measured with chdb 3.4: the API thread's next query never returns, and a
+ * thread killed mid-query aborts the process). So `onExit` is told, and the process is ended
+ * and started again by its supervisor. Nothing is lost: answered clicks wait in Redis,
+ * installs and ledger rows in the outbox, and the jobs the thread held come back to the next
+ * consumer once their locks expire (docs/ingestion.md).
  */
-export function startWorkerThread(config: Config, log: Logger): Promise<Workers> {
-  let thread: Worker | undefined; // the running thread; undefined between a crash and its restart
-  let restart: NodeJS.Timeout | undefined;
+export function startWorkerThread(config: Config, log: Logger, opts: WorkerThreadOptions): Promise<Workers> {
+  const boot = opts.boot ?? new URL('./thread-boot.mjs', import.meta.url);
+  let thread: Worker | undefined; // the running thread; undefined once it is gone
   let closing = false;
   let waiting: { reply: 'drained' | 'closed'; done(): void }[] = [];
   // Answered by the thread; a thread that is gone answers nothing, and its jobs wait in Redis.
@@ -71,49 +89,36 @@ export function startWorkerThread(config: Config, log: Logger): Promise<Workers>
     for (const w of answered) w.done();
   };
 
-  const start = () =>
-    new Promise<void>((resolve, reject) => {
-      const started = new Worker(new URL('./thread-boot.mjs', import.meta.url), { workerData: { config }, name: 'svc-workers' });
-      let ready = false;
-      started.on('message', (message: ThreadMessage) => {
-        if (message.type === 'ready') {
-          ready = true;
-          resolve();
-          if (closing) return void started.terminate(); // a restart that finished after close()
-          thread = started;
-        } else if (message.type === 'metrics') setWorkerThreadMetrics(message.metrics);
-        else answer(message.type);
-      });
-      started.on('error', (err) => {
-        if (!ready) reject(err);
-        else log.error({ err }, 'workers thread failed');
-      });
-      started.on('exit', (code) => {
-        if (!ready) return reject(new Error(`workers thread exited (${code}) before it consumed`));
-        thread = undefined;
-        answer('drained');
-        answer('closed');
-        if (closing) return;
-        log.error({ code }, 'workers thread exited; starting it again in 1 s');
-        restartSoon();
-      });
+  const started = new Promise<void>((resolve, reject) => {
+    const worker = new Worker(boot, { workerData: { config }, name: 'svc-workers' });
+    let ready = false;
+    worker.on('message', (message: ThreadMessage) => {
+      if (message.type === 'ready') {
+        ready = true;
+        thread = worker;
+        resolve();
+      } else if (message.type === 'metrics') setWorkerThreadMetrics(message.metrics);
+      else answer(message.type);
     });
+    worker.on('error', (err) => {
+      if (!ready) reject(err);
+      else log.error({ err }, 'workers thread failed');
+    });
+    worker.on('exit', (code) => {
+      if (!ready) return reject(new Error(`workers thread exited (${code}) before it consumed`));
+      thread = undefined;
+      answer('drained');
+      answer('closed');
+      if (closing) return;
+      log.fatal({ code }, 'workers thread exited; ending the process for its supervisor to start again');
+      opts.onExit(code);
+    });
+  });
 
-  // Until a new thread consumes again (it may fail to start while Redis or Postgres is down).
-  const restartSoon = () => {
-    restart = setTimeout(() => {
-      start().catch((err) => {
-        log.error({ err }, 'workers thread did not start; trying again in 1 s');
-        if (!closing) restartSoon();
-      });
-    }, 1000);
-  };
-
-  return start().then(() => ({
+  return started.then(() => ({
     drain: () => request('drain', 'drained'),
     async close() {
       closing = true;
-      clearTimeout(restart);
       const running = thread;
       await request('close', 'closed');
       await running?.terminate();
