@@ -15,7 +15,7 @@ export type AdminClaims = { sub?: string; user_typ?: string };
 export function adminGuard(secret: string) {
   const verify = createVerifier({ key: secret, algorithms: ['HS256'], cache: 1000 });
   return async function requireAdmin(req: FastifyRequest, _reply: FastifyReply) {
-    const token = bearerToken(req.headers.authorization) ?? req.cookies?.svc_admin;
+    const token = bearerToken(req.headers.authorization);
     if (!token) throw new HttpError(401, { error: 'unauthorized' });
     let claims: AdminClaims;
     try {

@@ -34,6 +34,9 @@ export async function bullBoardRoutes(app: FastifyInstance, { services }: { serv
             sameSite: 'strict',
             secure: req.protocol === 'https',
           });
+        } else if (!req.headers.authorization && req.cookies.svc_admin) {
+          // Only here does the cookie stand for the Bearer header: the internal API never takes it.
+          req.headers.authorization = `Bearer ${req.cookies.svc_admin}`;
         }
         // bull-board installs its own error handler, so answer refusals here.
         try {

@@ -52,5 +52,9 @@ describe('admin JWT (CONTRACT 3)', () => {
     expect(api.json().queues.map((q: { name: string }) => q.name).sort()).toEqual(
       ['clicks', 'installs', 'ledger', 'placement_metrics', 'placements'],
     );
+    // The cookie stands for the token on bull-board only, never on the internal API.
+    const internal = await t.request({ ...brand, headers: { cookie } });
+    expect(internal.statusCode).toBe(401);
+    expect(internal.json()).toEqual({ error: 'unauthorized' });
   });
 });
