@@ -18,7 +18,7 @@ export type WorkerOptions = {
   warehouse: Warehouse;
   db: Db;
   log: Logger;
-  /** Outbox sweeper timing (default: every 10 s, rows unconfirmed for 30 s); false: no sweeper. */
+  /** Outbox sweeper timing (default: at start, then every 5 s; rows unconfirmed for 10 s, or recorded before the start); false: no sweeper. */
   sweeper?: (SweeperOptions & { intervalMs?: number }) | false;
 };
 

@@ -32,7 +32,7 @@ export async function confirmWarehoused(db: Db, kind: OutboxKind, ids: string[])
 }
 
 export type SweeperOptions = {
-  /** Rows younger than this are left to their own job. */
+  /** Rows younger than this are left to their own job, unless recorded before the sweeper started. */
   graceMs?: number;
   /** Rows looked at per outbox and sweep. */
   batchSize?: number;
@@ -52,12 +52,18 @@ export class OutboxSweeper {
   private readonly cursors = new Map<string, Cursor>();
   /** `kind:id` → when this sweeper last queued the row. */
   private readonly resent = new Map<string, number>();
+  /**
+   * Rows recorded before this sweeper started are due at once, whatever their age: their job
+   * cannot be waiting in this process, and after a crash some never reached Redis. (Another
+   * live process's rows taken too early are only checked by id and written once.)
+   */
+  private readonly startedAt = new Date();
 
   constructor(
     private readonly deps: SweepDeps,
     opts: SweeperOptions = {},
   ) {
-    this.graceMs = opts.graceMs ?? 30_000;
+    this.graceMs = opts.graceMs ?? 10_000;
     this.batchSize = opts.batchSize ?? 1000;
     this.resendAfterMs = opts.resendAfterMs ?? 5 * 60_000;
   }
@@ -86,7 +92,7 @@ export class OutboxSweeper {
       SELECT t.*, o.id AS pending_id, o.recorded_at::text AS cursor_at
       FROM fact_outbox o LEFT JOIN ${sql.table(outbox.table)} t ON t.id = o.id
       WHERE o.kind = ${outbox.kind}
-        AND o.recorded_at < now() - make_interval(secs => ${this.graceMs / 1000})
+        AND o.recorded_at < greatest(now() - make_interval(secs => ${this.graceMs / 1000}), ${this.startedAt}::timestamptz)
         AND (o.recorded_at, o.id) > (${cursor.at}::timestamptz, ${cursor.id})
       ORDER BY o.recorded_at, o.id
       LIMIT ${this.batchSize}`.execute(db);
@@ -123,20 +129,20 @@ export class OutboxSweeper {
 export type SweeperHandle = { stop(): Promise<void> };
 
 /**
- * Sweeps every `intervalMs`, queueing on its own Redis connection. A short Redis lock lets
+ * Sweeps at once, then every `intervalMs`, queueing on its own Redis connection. A short Redis lock lets
  * one process sweep per interval when several worker processes run.
  */
 export function startOutboxSweeper(
   deps: Omit<SweepDeps, 'queues'> & { redisUrl: string; prefix: string },
   opts: SweeperOptions & { intervalMs?: number } = {},
 ): SweeperHandle {
-  const intervalMs = opts.intervalMs ?? 10_000;
+  const intervalMs = opts.intervalMs ?? 5_000;
   const redis = createRedis(deps.redisUrl);
   const queues = new FactQueues(redis, deps.prefix);
   const sweeper = new OutboxSweeper({ ...deps, queues }, opts);
   const lockKey = `${deps.prefix}:outbox-sweeper-lock`;
   let running: Promise<void> | undefined;
-  const timer = setInterval(() => {
+  const sweep = () => {
     running ??= (async () => {
       const locked = await redis.set(lockKey, randomUUID(), 'PX', intervalMs, 'NX');
       if (locked) await sweeper.sweep();
@@ -145,7 +151,10 @@ export function startOutboxSweeper(
       .finally(() => {
         running = undefined;
       });
-  }, intervalMs);
+  };
+  // At once, then every interval: after a crash, what the dead process had not queued goes first.
+  sweep();
+  const timer = setInterval(sweep, intervalMs);
   return {
     async stop() {
       clearInterval(timer);

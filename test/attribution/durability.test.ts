@@ -95,6 +95,31 @@ describe('ingestion durability', () => {
     expect((await sweeper.sweep()).requeued).toBe(0);
   });
 
+  it('a sweeper started after a crash sends at once what was recorded before it started, and leaves newer rows their grace', async () => {
+    await t.stopWorkers();
+    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
+    let restarted: OutboxSweeper;
+    try {
+      await postEvents('before-start', 2);
+      // The process is started again: its sweeper has the default 10 s grace.
+      restarted = new OutboxSweeper({ ...t.services });
+      await postEvents('after-start', 2);
+    } finally {
+      add.mockRestore();
+    }
+    await restarted.sweep();
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('before-start')).toBe(2);
+    expect(await unconfirmedEvents('before-start')).toBe(0);
+    // Recorded after the start, and younger than the grace: left to their own (lost) job for now.
+    expect(await ledgerCount('after-start')).toBe(0);
+    expect(await unconfirmedEvents('after-start')).toBe(2);
+    await sweeper.sweep();
+    await t.settle();
+    expect(await ledgerCount('after-start')).toBe(2);
+  });
+
   it('sweeper racing the original job: the fact is written once', async () => {
     await t.stopWorkers();
     await postEvents('race', 4);
