@@ -19,8 +19,9 @@ export function zodDetails(err: ZodError) {
 }
 
 /**
- * The one error handler: HttpError answers its own body, zod failures become 422
- * invalid_request, Fastify's client errors keep their status, the rest is a logged 500.
+ * The one error handler: HttpError answers its own body; zod failures, and bodies that are
+ * not JSON or that Fastify refuses otherwise, become 422 invalid_request (CONTRACT 4 and 8:
+ * "invalid bodies"); Fastify's other client errors keep their status; the rest is a logged 500.
  */
 export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
   if (err instanceof HttpError) return reply.status(err.status).send(err.body);
@@ -29,10 +30,13 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ error: 'unsupported_media_type' });
   if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-    return reply.status(422).send({ error: 'invalid_json' });
+    return reply.status(422).send({ error: 'invalid_request', details: [{ path: '', message: 'the body is not valid JSON', code: 'invalid_json' }] });
   }
-  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-    return reply.status(fe.statusCode === 400 ? 422 : fe.statusCode).send({ error: 'bad_request', message: fe.message });
+  if (fe.statusCode === 400) {
+    return reply.status(422).send({ error: 'invalid_request', details: [{ path: '', message: fe.message, code: 'bad_request' }] });
+  }
+  if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) {
+    return reply.status(fe.statusCode).send({ error: 'bad_request', message: fe.message });
   }
   req.log.error({ err }, 'unhandled error');
   return reply.status(500).send({ error: 'internal_error' });

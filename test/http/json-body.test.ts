@@ -20,7 +20,7 @@ describe('JSON bodies', () => {
     expect(login.json()).toEqual({ error: 'unauthorized' });
   });
 
-  it('still refuses malformed JSON with 422 and prototype poisoning with an error', async () => {
+  it('refuses malformed JSON and prototype poisoning as invalid bodies: 422 invalid_request', async () => {
     const bad = await t.request({
       method: 'POST',
       url: '/api/internal/brands',
@@ -29,7 +29,7 @@ describe('JSON bodies', () => {
       payload: '{"name": ',
     });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toEqual({ error: 'invalid_json' });
+    expect(bad.json()).toEqual({ error: 'invalid_request', details: [{ path: '', message: 'the body is not valid JSON', code: 'invalid_json' }] });
     const poisoned = await t.request({
       method: 'POST',
       url: '/api/internal/brands',
@@ -38,6 +38,7 @@ describe('JSON bodies', () => {
       payload: '{"name":"x","__proto__":{"admin":true}}',
     });
     expect(poisoned.statusCode).toBe(422);
+    expect(poisoned.json()).toMatchObject({ error: 'invalid_request', details: [{ path: '' }] });
   });
 
   it('refuses a body holding the NUL character with 422, without failing requests batched with it', async () => {
