@@ -31,10 +31,14 @@ export const optionalText = (max: number) =>
     .nullish()
     .transform((v) => v?.trim().slice(0, max) || null);
 
-/** As optionalText, and numbers are taken as their decimal text (order numbers sent as numbers by web pixels). */
+/**
+ * As optionalText, and whole numbers are taken as their decimal text (order numbers sent as
+ * numbers by web pixels). Only numbers JSON carried exactly: beyond 2^53 two different order
+ * numbers could arrive as one, and the second purchase would be answered as a duplicate.
+ */
 export const optionalId = (max: number) =>
   z
-    .union([z.string(), z.number().finite()])
+    .union([z.string(), z.number().int()])
     .nullish()
     .transform((v) => (v === null || v === undefined ? null : String(v).trim().slice(0, max) || null));
 
@@ -42,15 +46,36 @@ export const optionalId = (max: number) =>
 const EARLIEST = Date.UTC(1970, 0, 1);
 const LATEST = Date.UTC(2100, 0, 1);
 
-/** An ISO 8601 instant (`2026-01-01T10:15:00Z`, any offset) from 1970 to 2099; absent is now. */
+/** Date, then optionally time (seconds and fraction optional) and offset (`Z`, `±hh`, `±hhmm`, `±hh:mm`). */
+const ISO_INSTANT =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+
+/**
+ * Epoch ms of an ISO 8601 instant, or NaN. Stricter than `Date`, which rolls 2026-02-30 over
+ * to March 2 and reads a time without an offset in the server's zone: here every part must
+ * exist on the calendar, and a time without an offset is UTC.
+ */
+export function parseIsoInstant(text: string): number {
+  const m = ISO_INSTANT.exec(text);
+  if (!m) return Number.NaN;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map((part) => Number(part ?? 0));
+  const ms = Number((m[7] ?? '').padEnd(3, '0').slice(0, 3));
+  const offset = m[9] ? (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11] ?? 0)) : 0;
+  const daysInMonth = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  const valid =
+    month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 &&
+    Math.abs(offset) < 24 * 60 && Number(m[11] ?? 0) <= 59;
+  return valid ? Date.UTC(year!, month! - 1, day!, hour, minute, second, ms) - offset * 60_000 : Number.NaN;
+}
+
+/** An ISO 8601 instant (`2026-01-01T10:15:00Z`, any offset; none is UTC) from 1970 to 2099; absent is now. */
 export const occurredAt = z
   .string()
   .nullish()
   .transform((v, ctx) => {
     if (v === null || v === undefined) return new Date();
-    const at = new Date(v);
-    const ms = at.getTime();
-    if (/^\d{4}-\d{2}-\d{2}/.test(v) && ms >= EARLIEST && ms < LATEST) return at;
+    const ms = parseIsoInstant(v.trim());
+    if (ms >= EARLIEST && ms < LATEST) return new Date(ms);
     ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 instant from 1970 to 2099' });
     return z.NEVER;
   });

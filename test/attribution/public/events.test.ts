@@ -129,6 +129,15 @@ describe('POST /api/public/attribution/events: acceptance', () => {
     const order = Date.now();
     await recordEvent({ transaction_id: order, amount: 1 });
     expect(await ledgerRows(String(order))).toHaveLength(1);
+    // A number JSON cannot carry exactly could collide with another order's: refused, not deduplicated.
+    const inexact = await t.request({
+      method: 'POST',
+      url: '/api/public/attribution/events',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"pixel_key":"${acme.brand.pixel_key}","transaction_id":12345678901234567891,"amount":1}`,
+    });
+    expect(inexact.statusCode).toBe(422);
+    expect(inexact.json()).toEqual({ error: 'invalid_transaction_id' });
 
     const user = uniqueId('anon');
     await recordEvent({ event_type: 'signup', external_user_id: user });

@@ -104,7 +104,7 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
     expect(bad.json()).toEqual({ error: 'invalid_request', details: [{ path: '', message: 'the body is not valid JSON', code: 'invalid_json' }] });
     expect((await install({ install_id: uniqueId(), occurred_at: 'yesterday' })).json()).toEqual({ error: 'invalid_occurred_at' });
     // Instants Postgres or the monthly ClickHouse partitions cannot take are refused, not failed.
-    for (const occurred_at of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2100-01-01T00:00:00Z']) {
+    for (const occurred_at of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2100-01-01T00:00:00Z', '2026-02-30T10:00:00Z']) {
       const res = await install({ install_id: uniqueId(), occurred_at });
       expect(res.statusCode, occurred_at).toBe(422);
       expect(res.json()).toEqual({ error: 'invalid_occurred_at' });
