@@ -22,6 +22,21 @@ export type LedgerSource = 'pixel' | 'sdk' | Provider;
 
 export const MAX_TRANSACTION_ID = 128;
 
+/** Instants a conversion may carry: 1970 to 2099 (Postgres refuses year 0, and ClickHouse partitions by month). */
+export const EARLIEST_INSTANT = Date.UTC(1970, 0, 1);
+export const LATEST_INSTANT = Date.UTC(2100, 0, 1);
+export const isRecordableInstant = (ms: number) => ms >= EARLIEST_INSTANT && ms < LATEST_INSTANT;
+
+/**
+ * Whether a draft can be stored as it is: its instant is recordable and no text holds the
+ * NUL character, which Postgres cannot store (a payload a source sent is then refused whole).
+ */
+export function isRecordableDraft(draft: LedgerDraft): boolean {
+  if (!isRecordableInstant(draft.occurredAt.getTime())) return false;
+  const texts = [draft.transactionId, draft.externalUserId, draft.clickToken, draft.code, ...(draft.refundOf ?? [])];
+  return texts.every((text) => !text?.includes('\u0000'));
+}
+
 /** What a source knows of one conversion, before attribution is resolved. */
 export type LedgerDraft = {
   eventType: LedgerEventType;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HttpError } from '../../http/errors';
+import { isRecordableInstant } from '../ledger/types';
 
 /**
  * Reading public attribution bodies. Refusals answer `{"error":"<code>"}` (SPEC 7):
@@ -42,10 +43,6 @@ export const optionalId = (max: number) =>
     .nullish()
     .transform((v) => (v === null || v === undefined ? null : String(v).trim().slice(0, max) || null));
 
-/** Instants a client may report: from 1970 to 2099 (Postgres refuses year 0, and ClickHouse partitions by month). */
-const EARLIEST = Date.UTC(1970, 0, 1);
-const LATEST = Date.UTC(2100, 0, 1);
-
 /** Date, then optionally time (seconds and fraction optional) and offset (`Z`, `±hh`, `±hhmm`, `±hh:mm`). */
 const ISO_INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
@@ -75,7 +72,7 @@ export const occurredAt = z
   .transform((v, ctx) => {
     if (v === null || v === undefined) return new Date();
     const ms = parseIsoInstant(v.trim());
-    if (ms >= EARLIEST && ms < LATEST) return new Date(ms);
+    if (isRecordableInstant(ms)) return new Date(ms);
     ctx.addIssue({ code: 'custom', message: 'not an ISO 8601 instant from 1970 to 2099' });
     return z.NEVER;
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../../services';
-import { type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
+import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
 import { type Delivery, type Mapped, unparseable, WebhookRejection } from './connector';
 import { BrandLedgerView } from './map-context';
@@ -62,6 +62,8 @@ export async function webhookRoutes(
       const context = ledger.context(settings);
       mapped = [];
       for (const event of events) mapped.push(await connector.map(event, context));
+      // A date beyond the ledger's range or a NUL in a value fails the whole delivery as unparseable, before anything is recorded.
+      if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
     } catch (err) {
       if (!(err instanceof WebhookRejection)) throw err;
       await connections.recordDelivery(connection.id, { ok: false, reason: err.reason });

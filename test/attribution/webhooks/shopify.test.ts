@@ -70,6 +70,20 @@ describe('Shopify authentication', () => {
     expect((await send(order('1'), '')).body).toEqual({ error: 'topic_missing' });
     expect((await send(JSON.stringify({ id: 1 }))).status).toBe(422);
   });
+
+  it('answers 422 for a date the ledger cannot hold or a NUL in a value, and records nothing of it', async () => {
+    const yearZero = order('5523000000090', { processed_at: '0000-01-01T00:00:00Z' });
+    expect(await send(yearZero)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    expect(await connectionOf(t, brand.cookie, shopify.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
+    const nul = order('5523000000091', { note_attributes: [{ name: 'svc_install_id', value: 'a\u0000b' }] });
+    expect((await send(nul)).status).toBe(422);
+    const rows = await t.services.db
+      .selectFrom('ledger_events')
+      .select('id')
+      .where('transaction_id', 'in', ['shopify:order:5523000000090', 'shopify:order:5523000000091'])
+      .execute();
+    expect(rows).toEqual([]);
+  });
 });
 
 describe('Shopify mapping (PROVIDERS.md 4)', () => {
