@@ -105,7 +105,7 @@ export type Scope = {
 };
 
 export async function resolveScope(q: CommonQuery, ctx: ScopeContext): Promise<Scope> {
-  const { start, end } = await resolveRange(q, ctx);
+  const { start, end } = await resolveRange(q, ctx.today, ctx.metricsSince);
   const requested = q.platform ?? ctx.defaultPlatforms;
   const platforms = PLATFORMS.filter((p) => requested.includes(p));
   let campaignIds = ctx.visibleCampaignIds;
@@ -117,7 +117,11 @@ export async function resolveScope(q: CommonQuery, ctx: ScopeContext): Promise<S
   return { brandId: ctx.brandId, start, end, platforms, campaignIds, attribution: q.attribution };
 }
 
-async function resolveRange(q: CommonQuery, ctx: ScopeContext): Promise<{ start: string; end: string }> {
+/** The part of a query that names a range of days. */
+export type RangeQuery = Pick<CommonQuery, 'period' | 'start_date' | 'end_date'>;
+
+/** The inclusive range of UTC days a query names (CONTRACT 5), `period=all` starting on the day `since` gives. */
+export async function resolveRange(q: RangeQuery, today: string, since: () => Promise<string | null>): Promise<{ start: string; end: string }> {
   if (q.start_date !== undefined || q.end_date !== undefined) {
     if (q.period !== undefined && q.period !== 'custom') {
       throw invalidParameter('period', `period=${q.period} cannot be combined with start_date and end_date`);
@@ -129,10 +133,9 @@ async function resolveRange(q: CommonQuery, ctx: ScopeContext): Promise<{ start:
   }
   const period = q.period ?? 'all';
   if (period === 'custom') throw invalidParameter('start_date', 'period=custom requires start_date and end_date');
-  const today = ctx.today;
   if (period === 'all') {
-    const since = await ctx.metricsSince();
-    return { start: since !== null && since < today ? since : today, end: today };
+    const first = await since();
+    return { start: first !== null && first < today ? first : today, end: today };
   }
   return { start: periodStart(period, today), end: today };
 }

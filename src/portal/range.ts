@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TotalsRange } from '../attribution/reporting/totals';
-import { addDays, commonQuery, PERIODS, resolveScope, todayUtc } from '../data-api/params';
+import { addDays, commonQuery, PERIODS, resolveRange, todayUtc } from '../data-api/params';
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /**
@@ -26,10 +26,7 @@ export async function portalRange(warehouse: Warehouse, brandId: string, q: Rang
   const dated = q.start_date !== undefined || q.end_date !== undefined;
   // The Data API's default is `all`: naming 30d when neither a period nor dates came makes it the portal's.
   const period = q.period ?? (dated ? 'custom' : '30d');
-  const { start, end } = await resolveScope(
-    { ...q, period: dated ? q.period : period, attribution: 'upload_date' },
-    { brandId, today, defaultPlatforms: [], visibleCampaignIds: [], metricsSince: () => firstFactDay(warehouse, brandId) },
-  );
+  const { start, end } = await resolveRange({ ...q, period: dated ? q.period : period }, today, () => firstFactDay(warehouse, brandId));
   return { period, start_date: start, end_date: end };
 }
 
