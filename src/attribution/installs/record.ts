@@ -3,7 +3,7 @@ import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
-import { type Credit, type CreditSources, codeCredit, linkCredit, UNATTRIBUTED } from '../ledger/credit';
+import { type Credit, type CreditSources, codeCredit, creditColumns, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { AcceptedRows, queueOutboxFact } from '../ledger/outbox';
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
@@ -84,12 +84,7 @@ export class InstallRecorder {
       install_id: report.installId,
       platform: report.platform,
       attributed: credit.method !== 'unattributed',
-      resolution_method: credit.method,
-      confidence: credit.confidence,
-      link_id: credit.link?.id ?? null,
-      code_id: credit.code?.id ?? null,
-      code_label: credit.code?.label ?? null,
-      creator_id: credit.creator?.id ?? null,
+      ...creditColumns(credit),
       app_version: report.appVersion,
       occurred_at: report.occurredAt,
     };

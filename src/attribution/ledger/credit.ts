@@ -38,6 +38,27 @@ export function codeCredit(code: CreditedCode): Credit {
   return { method: 'code', confidence: CONFIDENCE.code, link: null, code, creator: code.creator };
 }
 
+/** The attribution columns installs and ledger rows keep of a credit. */
+export type CreditColumns = {
+  resolution_method: ResolutionMethod;
+  confidence: number;
+  link_id: number | null;
+  creator_id: string | null;
+  code_id: string | null;
+  code_label: string | null;
+};
+
+export function creditColumns(credit: Credit): CreditColumns {
+  return {
+    resolution_method: credit.method,
+    confidence: credit.confidence,
+    link_id: credit.link?.id ?? null,
+    creator_id: credit.creator?.id ?? null,
+    code_id: credit.code?.id ?? null,
+    code_label: credit.code?.label ?? null,
+  };
+}
+
 /** The things a brand can be credited through: its links' click tokens and its active creator codes. */
 export class CreditSources {
   readonly links: LinkDirectory;

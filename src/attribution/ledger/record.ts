@@ -3,10 +3,10 @@ import type { Logger } from '../../logger';
 import type { FactQueues } from '../../queues/queues';
 import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
-import { type Credit, CreditSources, codeCredit, linkCredit } from './credit';
+import { type Credit, type CreditColumns, CreditSources, codeCredit, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { AcceptedRows, queueOutboxFact } from './outbox';
-import { EVENT_TYPES, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
+import { EVENT_TYPES, isRecordableAmount, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
 type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'amount'> & { amount: string | number };
@@ -32,37 +32,11 @@ const LEDGER_COLUMNS = columnList({
   occurred_at: true,
 } satisfies Record<keyof NewLedgerRow, true>);
 
-/** The attribution columns of a ledger row. */
-type Attribution = {
-  resolution_method: ResolutionMethod;
-  confidence: number;
-  link_id: number | null;
-  creator_id: string | null;
-  code_id: string | null;
-  code_label: string | null;
-  click_token: string | null;
-};
-
-const UNATTRIBUTED_ROW: Attribution = {
-  resolution_method: 'unattributed',
-  confidence: 0,
-  link_id: null,
-  creator_id: null,
-  code_id: null,
-  code_label: null,
-  click_token: null,
-};
+/** The attribution columns of a ledger row: a credit's, and the click token that earned it. */
+type Attribution = CreditColumns & { click_token: string | null };
 
 function fromCredit(credit: Credit, clickToken: string | null = null): Attribution {
-  return {
-    resolution_method: credit.method,
-    confidence: credit.confidence,
-    link_id: credit.link?.id ?? null,
-    creator_id: credit.creator?.id ?? null,
-    code_id: credit.code?.id ?? null,
-    code_label: credit.code?.label ?? null,
-    click_token: clickToken,
-  };
+  return { ...creditColumns(credit), click_token: clickToken };
 }
 
 /** What a refund may take its attribution from: any earlier row of the transaction but another refund. */
@@ -143,7 +117,7 @@ export class Ledger {
       const refunded = await this.refundedAttribution(brandId, event.refundOf);
       if (refunded) return refunded;
     }
-    return UNATTRIBUTED_ROW;
+    return fromCredit(UNATTRIBUTED);
   }
 
   /** Purchase inheritance (SPEC 3.2): the link, creator, code, method and confidence of the user's install. */
@@ -204,8 +178,8 @@ type NormalizedEvent = Omit<LedgerDraft, 'refundOf'> & { refundOf: string[] };
  */
 function normalize(draft: LedgerDraft): NormalizedEvent {
   const transactionId = cut(draft.transactionId, MAX_TRANSACTION_ID);
-  // numeric(18, 4) holds less than 10^14: refuse here, alone, rather than fail a whole batch.
-  if (!Number.isFinite(draft.amount) || Math.abs(draft.amount) >= 1e14) throw new RangeError(`ledger amount out of range: ${draft.amount}`);
+  // Sources refuse such amounts first; this keeps one from failing a whole batched insert.
+  if (!isRecordableAmount(draft.amount)) throw new RangeError(`ledger amount out of range: ${draft.amount}`);
   const amount = Math.round(draft.amount * 10_000) / 10_000;
   return {
     ...draft,

@@ -27,12 +27,16 @@ export const EARLIEST_INSTANT = Date.UTC(1970, 0, 1);
 export const LATEST_INSTANT = Date.UTC(2100, 0, 1);
 export const isRecordableInstant = (ms: number) => ms >= EARLIEST_INSTANT && ms < LATEST_INSTANT;
 
+/** Amounts the ledger's numeric(18, 4) column holds. */
+export const isRecordableAmount = (amount: number) => Number.isFinite(amount) && Math.abs(amount) < 1e14;
+
 /**
- * Whether a draft can be stored as it is: its instant is recordable and no text holds the
- * NUL character, which Postgres cannot store (a payload a source sent is then refused whole).
+ * Whether a draft can be stored as it is: its instant and amount are recordable and no text
+ * holds the NUL character, which Postgres cannot store (a payload a source sent is then
+ * refused whole, rather than failing in the database).
  */
 export function isRecordableDraft(draft: LedgerDraft): boolean {
-  if (!isRecordableInstant(draft.occurredAt.getTime())) return false;
+  if (!isRecordableInstant(draft.occurredAt.getTime()) || !isRecordableAmount(draft.amount)) return false;
   const texts = [draft.transactionId, draft.externalUserId, draft.clickToken, draft.code, ...(draft.refundOf ?? [])];
   return texts.every((text) => !text?.includes('\u0000'));
 }
