@@ -25,7 +25,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await redis.quit().catch(() => redis.disconnect());
+  // A stopping server still writes its append-only files: remove the directory once it is gone.
+  const exited = new Promise((resolve) => server.once('exit', resolve));
   server.kill();
+  await exited;
   rmSync(dir, { recursive: true, force: true });
 });
 
