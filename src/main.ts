@@ -28,6 +28,7 @@ async function main(mode: Mode): Promise<void> {
   const stop = shutdown(log, services, running);
   process.once('SIGTERM', () => stop('SIGTERM', 0));
   process.once('SIGINT', () => stop('SIGINT', 0));
+  stopWhenOrphaned(log, () => stop('parent process gone', 0));
   if (mode !== 'api') {
     // A workers thread that dies ends the process (see startWorkerThread); its supervisor starts it again.
     running.workers = await startWorkerThread(config, log, { onExit: () => stop('workers thread exited', 1) });
@@ -41,6 +42,24 @@ async function main(mode: Mode): Promise<void> {
 }
 
 type Running = { app?: FastifyInstance; workers?: Workers };
+
+/**
+ * Stops the service when the process that started it is gone (killed with SIGKILL, or a
+ * wrapper that died without passing a signal on): an orphan would keep the port and the
+ * embedded ClickHouse directory, and the service started again in its place could not open
+ * them. A process started by init or a container runtime (parent 1) has nothing to watch.
+ */
+function stopWhenOrphaned(log: Services['log'], stop: () => void): void {
+  const parent = process.ppid;
+  if (parent <= 1) return;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    log.warn({ parent }, 'the parent process is gone; shutting down');
+    stop();
+  }, 1000);
+  timer.unref();
+}
 
 /** Stops in order, once, and exits with `code` (forced after 25 s). */
 function shutdown(log: Services['log'], services: Services, running: Running) {

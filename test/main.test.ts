@@ -1,6 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -32,8 +32,11 @@ const env = {
 };
 const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
 
-function start(): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+const SERVICE = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
+
+/** Starts the service (or `command`, which starts it) and waits for its listen line. */
+function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(command[0]!, command.slice(1), { env: spawnEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no listen line in 60 s: ${out}`)), 60_000);
@@ -131,4 +134,26 @@ describe('npm start', () => {
     await wh.close();
     expect(row).toEqual({ n: n + 10, distinct_ids: n + 10 });
   }, 150_000);
+});
+
+describe('a service whose parent is gone', () => {
+  it('shuts down rather than live on holding its port and data directory', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-orphan-'));
+    // `; true` keeps sh as the service's parent (no exec): a wrapper that dies without passing a signal on.
+    const wrapper = await start(['sh', '-c', `${SERVICE.join(' ')}; true`], { ...env, DATA_DIR: dataDir });
+    const service = Number(execSync(`pgrep -P ${wrapper.child.pid}`).toString().trim());
+    expect(service).toBeGreaterThan(0);
+    const alive = () => {
+      try {
+        process.kill(service, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    wrapper.child.kill('SIGKILL');
+    await eventually(async () => alive(), (running) => !running, 30_000);
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 90_000);
 });
