@@ -11,7 +11,7 @@ const linksQuery = rangeParams.extend({ creator_id: z.string().min(1).optional()
 
 /** A link as the brand sees it: no brand or pixel key, the creator as {id, name}. */
 const portalLink = z.object({
-  id: z.number().int(),
+  id: z.string().describe('The link id as text; the ledger feed and install answers give the same id as an integer'),
   domain_id: z.string(),
   domain: z.string(),
   slug: z.string().describe("'' is the domain's root link"),

@@ -15,6 +15,14 @@ type AsJson<T> = { [K in keyof T]: T[K] extends Date ? string : T[K] extends Dat
 export type DomainItem = AsJson<Domain>;
 export type LinkItem = AsJson<Link>;
 export type CodeItem = AsJson<Code>;
+/**
+ * A link as created, its `id` as the integer that installs, ledger rows, Postgres and
+ * ClickHouse carry; the API answers it as a string (CONTRACT 4), which createLink checks.
+ */
+export type LinkFixture = Omit<LinkItem, 'id'> & { id: number };
+
+/** A created link as the API answers it (its id as text), to compare with answers. */
+export const answeredLink = (link: LinkFixture): LinkItem => ({ ...link, id: String(link.id) });
 export type { Money };
 
 export async function createDomain(t: TestService, body: { hostname: string; brand_id?: string | null }): Promise<DomainItem> {
@@ -36,11 +44,13 @@ export async function createLink(
     ios_url?: string | null;
     android_url?: string | null;
   },
-): Promise<LinkItem> {
+): Promise<LinkFixture> {
   const payload = { slug: '', type: 'web', destination_url: 'https://example.com/landing', ...body };
   const res = await t.request({ method: 'POST', url: '/api/internal/attribution-links', admin: true, payload });
   expect(res.statusCode, res.body).toBe(201);
-  return res.json();
+  const link: LinkItem = res.json();
+  expect(link.id).toMatch(/^[1-9]\d*$/);
+  return { ...link, id: Number(link.id) };
 }
 
 /** Without `label` the service generates one from the creator's first name. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkTotals } from '../../src/attribution/reporting/totals';
 import { chDateTime } from '../../src/warehouse/values';
-import { createDomain, createLink, type LinkItem } from '../helpers/attribution-fixtures';
+import { answeredLink, createDomain, createLink, type LinkItem } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
@@ -38,7 +38,7 @@ describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
     expect((await t.request({ method: 'PATCH', url: `${url}/1`, payload: { active: false } })).statusCode).toBe(401);
   });
 
-  it('creates a web link: integer id, normalised slug, creator, zero totals', async () => {
+  it('creates a web link: id as text (CONTRACT 4), normalised slug, creator, zero totals', async () => {
     const res = await post({ ...base(), slug: ' /Spring-Sale/ ' });
     expect(res.statusCode).toBe(201);
     const link: LinkItem = res.json();
@@ -58,7 +58,7 @@ describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
       conversions: 0,
       revenue: {},
     });
-    expect(Number.isInteger(link.id)).toBe(true);
+    expect(link.id).toMatch(/^[1-9]\d*$/);
     const got = await t.request({ method: 'GET', url: `${url}/${link.id}`, admin: true });
     expect(got.json()).toEqual(link);
   });
@@ -129,7 +129,7 @@ describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
     const link = await createLink(t, { ...base(), slug: 'patch-me', type: 'app', ios_url: 'https://apps.apple.com/app/id123' });
     const off = await patch(link.id, { active: false });
     expect(off.statusCode).toBe(200);
-    expect(off.json()).toMatchObject({ id: link.id, active: false });
+    expect(off.json()).toMatchObject({ id: String(link.id), active: false });
     const on = await patch(link.id, { active: true, destination_url: 'https://acme.example/new', android_url: 'https://play.google.com/store/apps/details?id=a' });
     expect(on.json()).toMatchObject({ active: true, destination_url: 'https://acme.example/new', android_url: 'https://play.google.com/store/apps/details?id=a' });
     expect(Date.parse(on.json().updated_at)).toBeGreaterThanOrEqual(Date.parse(link.updated_at));
@@ -157,7 +157,7 @@ describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
 
     const byBoth = await t.request({ method: 'GET', url, admin: true, query: { brand_id: brand.id, creator_id: creator.id } });
     expect(byBoth.statusCode).toBe(200);
-    expect(byBoth.json()).toEqual({ data: mine, pagination: { next_cursor: null, has_more: false } });
+    expect(byBoth.json()).toEqual({ data: mine.map(answeredLink), pagination: { next_cursor: null, has_more: false } });
 
     const first = (await t.request({ method: 'GET', url, admin: true, query: { creator_id: creator.id, limit: '2' } })).json();
     expect(first.data.map((l: LinkItem) => l.slug)).toEqual(['a', 'b']);
@@ -242,7 +242,7 @@ describe('link totals from ClickHouse', () => {
     await warehouse.insert('ledger', [ledger('e1', a.id, 'purchase', 49.99)]); // replayed
 
     const res = await t.request({ method: 'GET', url, admin: true, query: { brand_id: brand.id, limit: '100' } });
-    const items = new Map<number, LinkItem>(res.json().data.map((l: LinkItem) => [l.id, l]));
+    const items = new Map<number, LinkItem>(res.json().data.map((l: LinkItem) => [Number(l.id), l]));
     expect(items.get(a.id)).toMatchObject({ clicks: 4, installs: 2, conversions: 5, revenue: { USD: 61.99, EUR: 9.99 } });
     expect(items.get(b.id)).toMatchObject({ clicks: 1, installs: 0, conversions: 2, revenue: { USD: 0.67 } });
     expect(items.get(c.id)).toMatchObject({ clicks: 0, installs: 0, conversions: 0, revenue: {} });

@@ -180,7 +180,7 @@ describe('GET /links', () => {
     expect(body.pagination).toEqual({ next_cursor: null, has_more: false });
     expect(body.data).toEqual([
       expect.objectContaining({
-        id: fx.anna.id,
+        id: String(fx.anna.id),
         domain: fx.sharedDomain.hostname,
         slug: 'anna',
         type: 'web',
@@ -192,7 +192,7 @@ describe('GET /links', () => {
         conversions: 1,
         revenue: { USD: 39.99 },
       }),
-      expect.objectContaining({ id: fx.anna2.id, slug: 'anna2', clicks: 1, installs: 0, conversions: 0, revenue: {} }),
+      expect.objectContaining({ id: String(fx.anna2.id), slug: 'anna2', clicks: 1, installs: 0, conversions: 0, revenue: {} }),
     ]);
     expect(Object.keys(body.data[0]).sort()).toEqual(
       ['active', 'android_url', 'clicks', 'conversions', 'creator', 'destination_url', 'domain', 'domain_id', 'id', 'installs', 'ios_url', 'revenue', 'slug', 'type'].sort(),
@@ -203,16 +203,16 @@ describe('GET /links', () => {
 
   it('counts the older range from the per-day rollup', async () => {
     const res = await a.get(`/links?start_date=${addDays(today, -59)}&end_date=${addDays(today, -30)}`);
-    const anna = res.json().data.find((l: { id: number }) => l.id === fx.anna.id);
+    const anna = res.json().data.find((l: { id: string }) => l.id === String(fx.anna.id));
     expect(anna).toMatchObject({ clicks: 2, installs: 0, conversions: 1, revenue: { USD: 20 } });
   });
 
   it('pages with limit and cursor', async () => {
     const first = (await a.get('/links?limit=1')).json();
-    expect(first.data.map((l: { id: number }) => l.id)).toEqual([fx.anna.id]);
+    expect(first.data.map((l: { id: string }) => l.id)).toEqual([String(fx.anna.id)]);
     expect(first.pagination.has_more).toBe(true);
     const second = (await a.get(`/links?limit=1&cursor=${first.pagination.next_cursor}`)).json();
-    expect(second.data.map((l: { id: number }) => l.id)).toEqual([fx.anna2.id]);
+    expect(second.data.map((l: { id: string }) => l.id)).toEqual([String(fx.anna2.id)]);
     expect(second.pagination).toEqual({ next_cursor: null, has_more: false });
     expect((await a.get('/links?limit=0')).json()).toMatchObject({ error: 'invalid_parameter', param: 'limit' });
     expect((await a.get('/links?cursor=nonsense')).json()).toMatchObject({ error: 'invalid_parameter', param: 'cursor' });
@@ -220,7 +220,7 @@ describe('GET /links', () => {
 
   it("shows brand B only its link", async () => {
     const res = await b.get('/links');
-    expect(res.json().data).toEqual([expect.objectContaining({ id: fx.bob.id, clicks: 2, creator: { id: fx.creatorB.id, name: 'Bob Stone' } })]);
+    expect(res.json().data).toEqual([expect.objectContaining({ id: String(fx.bob.id), clicks: 2, creator: { id: fx.creatorB.id, name: 'Bob Stone' } })]);
   });
 });
 

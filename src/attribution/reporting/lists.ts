@@ -17,8 +17,12 @@ export type LinkFilter = { brandId?: string; creatorId?: string; ids?: number[] 
 export type CodeFilter = { brandId?: string; creatorId?: string; ids?: string[] };
 
 export type LinkItem = {
-  /** Postgres bigserial, answered as a number like the install link summary of SPEC 2.10. */
-  id: number;
+  /**
+   * The link's Postgres bigserial as a string: CONTRACT 4 and 8 answer every created object's
+   * and every list item's `id` as a string. The install link summary of SPEC 2.10 (installs,
+   * the ledger feed) names the same link with the integer.
+   */
+  id: string;
   brand_id: string;
   domain_id: string;
   domain: string;
@@ -64,6 +68,7 @@ export async function listLinks({ db, warehouse }: Reader, filter: LinkFilter, p
   const totals = await linkTotals(warehouse, data, range);
   const items = data.map(({ creator_id, creator_name, ...row }): LinkItem => ({
     ...row,
+    id: String(row.id),
     creator: { id: creator_id, name: creator_name },
     ...totals.get(row.id)!,
   }));
