@@ -11,6 +11,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 120_000,
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     reporters: ['default'],
   },
 });
