@@ -11,10 +11,11 @@ const money = z
   .nullish();
 
 const eventBody = z.object({
+  // Absent or blank is a purchase, like every other blank field is absent.
   event_type: z
     .string()
-    .transform((v) => v.trim().toLowerCase())
-    .pipe(z.enum(EVENT_TYPES))
+    .transform((v) => v.trim().toLowerCase() || null)
+    .pipe(z.enum(EVENT_TYPES).nullable())
     .nullish()
     .transform((v) => v ?? 'purchase'),
   // `sdk` from the mobile apps; any other value is the web pixel (SPEC 4.2).

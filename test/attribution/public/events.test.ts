@@ -38,15 +38,17 @@ async function ledgerRow(transactionId: string): Promise<Record<string, unknown>
 }
 
 describe('POST /api/public/attribution/events: acceptance', () => {
-  it('records every event type, purchase by default, and refuses others with 422 invalid_event_type', async () => {
+  it('records every event type, purchase when absent or blank, and refuses others with 422 invalid_event_type', async () => {
     for (const event_type of EVENT_TYPES) {
       const tx = uniqueId(event_type);
       await recordEvent({ event_type, transaction_id: tx, amount: 5 });
       expect((await ledgerRow(tx)).event_type).toBe(event_type);
     }
-    const tx = uniqueId('default');
-    await recordEvent({ transaction_id: tx, amount: 5 });
-    expect((await ledgerRow(tx)).event_type).toBe('purchase');
+    for (const absent of [{}, { event_type: null }, { event_type: ' ' }]) {
+      const tx = uniqueId('default');
+      await recordEvent({ ...absent, transaction_id: tx, amount: 5 });
+      expect((await ledgerRow(tx)).event_type, JSON.stringify(absent)).toBe('purchase');
+    }
     for (const event_type of ['order', 'PURCHASE!', 7]) {
       const res = await event({ event_type, transaction_id: uniqueId() });
       expect(res.statusCode).toBe(422);
