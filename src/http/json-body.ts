@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { HttpError } from './errors';
+import { invalidBody } from './errors';
 
 /** A `\u0000` escape not itself escaped (an odd number of backslashes before it). */
 const NUL_ESCAPE = /(?:^|[^\\])(?:\\\\)*\\u0000/;
@@ -17,7 +17,7 @@ export function jsonBodyParser(app: FastifyInstance) {
     const text = body.toString();
     if (text === '') return done(null, undefined);
     if (text.includes('\\u0000') && NUL_ESCAPE.test(text)) {
-      return done(new HttpError(422, { error: 'invalid_request', details: [{ path: '', message: 'text may not contain the NUL character (\\u0000)' }] }));
+      return done(invalidBody('text may not contain the NUL character (\\u0000)', 'nul_character'));
     }
     parseJson(req, text, done);
   };
