@@ -4,7 +4,7 @@ import { recordsetInsert } from '../../db/recordset';
 import type { Logger } from '../../logger';
 import type { FactRow } from '../../queues/facts';
 import type { FactQueues } from '../../queues/queues';
-import { Batcher, sortByKey } from '../links/batcher';
+import { Batcher, sortByKey } from '../../db/batcher';
 import { countCodeCredits } from './credit';
 
 /** The fact kinds whose rows are accepted in Postgres and wait in `fact_outbox` until ClickHouse has them. */

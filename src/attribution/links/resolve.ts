@@ -1,7 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
-import { Batcher } from './batcher';
+import { Batcher } from '../../db/batcher';
 import { Memo } from './memo';
 
 /** A link as the click endpoint serves it. */

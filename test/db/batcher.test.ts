@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher } from '../../../src/attribution/links/batcher';
+import { Batcher } from '../../src/db/batcher';
 
 describe('Batcher (group commit)', () => {
   it('runs calls of one event-loop turn as one batch, answering each its own output', async () => {
