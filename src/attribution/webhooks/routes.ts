@@ -62,7 +62,7 @@ export async function webhookRoutes(
       const context = ledger.context(settings);
       mapped = [];
       for (const event of events) mapped.push(await connector.map(event, context));
-      // A date beyond the ledger's range or a NUL in a value fails the whole delivery as unparseable, before anything is recorded.
+      // A row the ledger cannot store (date, amount, NUL) fails the whole delivery as unparseable, before anything is recorded.
       if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
     } catch (err) {
       if (!(err instanceof WebhookRejection)) throw err;
