@@ -23,25 +23,34 @@ export function zodDetails(err: ZodError) {
 }
 
 /**
- * The one error handler: HttpError answers its own body; zod failures, and bodies that are
- * not JSON or that Fastify refuses otherwise (its 400s), become 422 invalid_request
- * (CONTRACT 4 and 8: "invalid bodies"); Fastify's other client errors keep their status; the
- * rest is a logged 500.
+ * What every error is answered with: HttpError its own body; zod failures, and bodies that
+ * are not JSON or that Fastify refuses otherwise (its 400s), 422 invalid_request (CONTRACT 4
+ * and 8: "invalid bodies"); Fastify's other client errors keep their status; the rest is a
+ * logged 500.
  */
-export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
-  if (err instanceof HttpError) return reply.status(err.status).send(err.body);
-  if (err instanceof ZodError) return reply.status(422).send({ error: 'invalid_request', details: zodDetails(err) });
+function errorAnswer(err: FastifyError | Error, req: FastifyRequest): HttpError {
+  if (err instanceof HttpError) return err;
+  if (err instanceof ZodError) return new HttpError(422, { error: 'invalid_request', details: zodDetails(err) });
   const fe = err as FastifyError;
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return reply.status(413).send({ error: 'payload_too_large' });
-  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return reply.status(415).send({ error: 'unsupported_media_type' });
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, { error: 'payload_too_large' });
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new HttpError(415, { error: 'unsupported_media_type' });
   if (fe.statusCode === 400) {
     const notJson = fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
-    const refusal = notJson ? invalidBody('the body is not valid JSON', 'invalid_json') : invalidBody(fe.message, 'bad_request');
-    return reply.status(refusal.status).send(refusal.body);
+    return notJson ? invalidBody('the body is not valid JSON', 'invalid_json') : invalidBody(fe.message, 'bad_request');
   }
-  if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) {
-    return reply.status(fe.statusCode).send({ error: 'bad_request', message: fe.message });
-  }
+  if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) return new HttpError(fe.statusCode, { error: 'bad_request', message: fe.message });
   req.log.error({ err }, 'unhandled error');
-  return reply.status(500).send({ error: 'internal_error' });
+  return new HttpError(500, { error: 'internal_error' });
+}
+
+/** The app's error handler. */
+export function errorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
+  const { status, body } = errorAnswer(err, req);
+  return reply.status(status).send(body);
+}
+
+/** The error handler of the attribution endpoints (public and webhooks): SPEC 7 gives their error bodies the form {"error":"<code>"}, nothing more. */
+export function attributionErrorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
+  const { status, body } = errorAnswer(err, req);
+  return reply.status(status).send({ error: body.error });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
 import type { Services } from '../../services';
 import { RecentAppClicks } from '../installs/ip-clicks';
@@ -39,6 +40,7 @@ export async function publicAttributionRoutes(app: FastifyInstance, { services, 
     ledger,
   };
 
+  app.setErrorHandler(attributionErrorHandler);
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, jsonBodyParser(app));
   app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('access-control-allow-origin', '*');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { attributionErrorHandler } from '../../http/errors';
 import type { Services } from '../../services';
 import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
@@ -30,6 +31,7 @@ export async function webhookRoutes(
   const connections = new Connections(db, config.secretKey, config.publicBaseUrl);
   const connectors = createConnectors(config);
 
+  app.setErrorHandler(attributionErrorHandler);
   // Signatures cover the exact bytes sent: keep every body as a Buffer, whatever its type.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
