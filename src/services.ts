@@ -6,7 +6,7 @@ import { migratePostgres } from './db/migrate';
 import type { Logger } from './logger';
 import { FactQueues } from './queues/queues';
 import { createRedis } from './queues/redis';
-import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
+import { createWarehouse, DIRECTORY_WAIT_MS, type Warehouse } from './warehouse/clickhouse';
 import { migrateWarehouse } from './warehouse/migrate';
 
 /** The connections a process holds, created once and handed to routes and workers. */
@@ -28,6 +28,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
     dataDir: config.dataDir,
+    onDirectoryBusy: () =>
+      log.warn(
+        { dir: config.dataDir },
+        `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${DIRECTORY_WAIT_MS / 1000} s`,
+      ),
   });
   const redis = createRedis(config.redisUrl);
   const queues = new FactQueues(redis, config.queuePrefix);

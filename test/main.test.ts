@@ -34,14 +34,15 @@ const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`,
 
 const SERVICE = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
 
-/** Starts the service (or `command`, which starts it) and waits for its listen line. */
-function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env): Promise<{ child: ChildProcess; base: string }> {
+/** Starts the service (or `command`, which starts it) and waits for its listen line; `watch` sees its output so far. */
+function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env, watch?: (out: string) => void): Promise<{ child: ChildProcess; base: string }> {
   const child = spawn(command[0]!, command.slice(1), { env: spawnEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no listen line in 60 s: ${out}`)), 60_000);
     const onData = (d: Buffer) => {
       out += d.toString();
+      watch?.(out);
       const m = /svc listening on (http:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
@@ -51,6 +52,7 @@ function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env): Promise<{ 
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (d: Buffer) => {
       out += d.toString();
+      watch?.(out);
     });
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
   });
@@ -155,5 +157,33 @@ describe('a service whose parent is gone', () => {
     wrapper.child.kill('SIGKILL');
     await eventually(async () => alive(), (running) => !running, 30_000);
     rmSync(dataDir, { recursive: true, force: true });
+  }, 90_000);
+});
+
+describe('a service started while its predecessor still holds the data directory', () => {
+  it('waits for the directory to be released, then serves', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-overlap-'));
+    const holder = spawn(process.execPath, ['test/hold-clickhouse-dir.mjs', join(dataDir, 'clickhouse')], { stdio: ['pipe', 'pipe', 'ignore'] });
+    await new Promise<void>((resolve) => holder.stdout!.on('data', (d: Buffer) => d.toString().includes('held') && resolve()));
+
+    let waiting!: () => void;
+    const warned = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const starting = start(SERVICE, { ...env, DATA_DIR: dataDir }, (out) => {
+      if (out.includes('embedded ClickHouse is held by another process')) waiting();
+    });
+    try {
+      // The service waits rather than fail (an exit rejects `starting`); once the directory is free it comes up.
+      await Promise.race([warned, starting]);
+      holder.stdin!.end();
+      const { child, base } = await starting;
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited(child)).toBe(0);
+    } finally {
+      holder.kill();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 90_000);
 });
