@@ -54,6 +54,8 @@ export class BatchWorker {
   private chain: Promise<void> = Promise.resolve();
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
+  private readonly vanishedJobs = new Set<string>();
+  private vanishedReport: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly writer: FactWriter,
@@ -76,7 +78,34 @@ export class BatchWorker {
       maxStalledCount: 100,
       settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
     });
-    this.worker.on('error', (err) => this.log.error({ err, kind: writer.kind }, 'worker error'));
+    this.worker.on('error', (err) => this.reportError(err));
+  }
+
+  /**
+   * When Redis loses its data (emptied, restarted without its append-only file, failed over),
+   * every job in hand fails to complete with "Missing key". That is expected after such a
+   * loss, so one warning per second gives the count instead of an error per job.
+   */
+  private reportError(err: Error): void {
+    const vanished = /^Missing key for job (\S+?)\.? /.exec(err.message);
+    if (!vanished) {
+      this.log.error({ err, kind: this.writer.kind }, 'worker error');
+      return;
+    }
+    // BullMQ may report one job more than once (each of its commands that found it missing).
+    this.vanishedJobs.add(vanished[1]!);
+    this.vanishedReport ??= setTimeout(() => this.reportVanished(), 1000);
+  }
+
+  private reportVanished(): void {
+    clearTimeout(this.vanishedReport);
+    this.vanishedReport = undefined;
+    if (this.vanishedJobs.size === 0) return;
+    this.log.warn(
+      { kind: this.writer.kind, jobs: this.vanishedJobs.size },
+      'jobs vanished from Redis before they completed (Redis emptied or failed over?): installs and ledger rows not yet confirmed are re-sent from the outbox; clicks not yet written are lost',
+    );
+    this.vanishedJobs.clear();
   }
 
   private take(job: Job<FactJobData>): Promise<void> {
@@ -173,5 +202,6 @@ export class BatchWorker {
     await this.drain();
     await closing;
     await this.drain();
+    this.reportVanished();
   }
 }

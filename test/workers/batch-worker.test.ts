@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BatchWorker } from '../../workers/batch-worker';
-import { createRedis } from '../../src/queues/redis';
+import { createLogger } from '../../src/logger';
+import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
 import { createBrand, createCampaign, postPlacements } from '../helpers/fixtures';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 
@@ -96,6 +97,42 @@ describe('batch workers', () => {
       await t.settle(30_000);
       expect(failures).toBeLessThan(0);
       expect(await rawCount('replay')).toBe(10);
+    } finally {
+      await worker.close();
+      await connection.quit();
+    }
+  });
+
+  it('after Redis lost the jobs in hand, warns once with their count instead of an error per job', async () => {
+    const lines: { level: number; msg: string; jobs?: number }[] = [];
+    const log = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const connection = createRedis(t.config.redisUrl, 'worker');
+    // Gathering for a minute: the jobs stay in hand until drain() writes them.
+    const worker = new BatchWorker(
+      { kind: 'placements', table: 'placements', maxWaitMs: 60_000 },
+      { warehouse: t.services.warehouse, db: t.services.db },
+      connection,
+      t.config.queuePrefix,
+      log,
+    );
+    try {
+      for (let job = 0; job < 3; job++) await postPlacements(t, placements(`vanished${job}`, 2));
+      await eventually(
+        () => t.services.queues.counts(),
+        (c) => c.placements.active === 3 && c.placements.waiting === 0,
+      );
+      // What FLUSHDB does to this queue.
+      await deleteKeysByPrefix(t.services.redis, `${t.config.queuePrefix}:placements`);
+      await worker.drain();
+      const warnings = await eventually(
+        async () => lines.filter((l) => l.msg.startsWith('jobs vanished from Redis')),
+        (found) => found.length > 0,
+      );
+      await new Promise((r) => setTimeout(r, 1200)); // no second warning for the same loss
+      expect(lines.filter((l) => l.msg.startsWith('jobs vanished from Redis'))).toEqual([expect.objectContaining({ level: 40, jobs: 3 })]);
+      expect(warnings).toHaveLength(1);
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      for (let job = 0; job < 3; job++) expect(await rawCount(`vanished${job}`)).toBe(2);
     } finally {
       await worker.close();
       await connection.quit();
