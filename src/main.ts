@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { startWorkerThread, type Workers } from '../workers';
 import { buildApp } from './app';
-import { ConfigError, loadConfig } from './config';
+import { type Config, ConfigError, loadConfig } from './config';
 import { loadDemoOnFirstStart } from './demo';
 import { createLogger } from './logger';
 import { closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
@@ -35,13 +35,33 @@ async function main(mode: Mode): Promise<void> {
   }
   if (mode !== 'workers') {
     running.app = await buildApp(services);
-    const address = await running.app.listen({ port: config.port, host: config.host });
+    const address = await listen(running.app, config, log);
     console.log(`svc listening on ${address}`);
     await loadDemoOnFirstStart(services, running.app);
   }
 }
 
 type Running = { app?: FastifyInstance; workers?: Workers };
+
+const PORT_WAIT_MS = 30_000;
+
+/**
+ * Listens on the configured address. A service started again while its predecessor is still
+ * stopping finds the port taken: it waits for it, as for embedded ClickHouse's directory
+ * (src/warehouse/clickhouse.ts), rather than exit.
+ */
+async function listen(app: FastifyInstance, config: Config, log: Services['log']): Promise<string> {
+  const deadline = Date.now() + PORT_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await app.listen({ port: config.port, host: config.host });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() >= deadline) throw err;
+      if (attempt === 0) log.warn({ port: config.port }, `port in use (a previous instance still stopping?); waiting up to ${PORT_WAIT_MS / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
 
 /**
  * Stops the service when the process that started it is gone (killed with SIGKILL, or a

@@ -1,6 +1,7 @@
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
@@ -183,6 +184,34 @@ describe('a service started while its predecessor still holds the data directory
       expect(await exited(child)).toBe(0);
     } finally {
       holder.kill();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+});
+
+describe('a service started while its predecessor still holds the port', () => {
+  it('waits for the port to be released, then serves', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as { port: number }).port;
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-port-'));
+    let waiting!: () => void;
+    const warned = new Promise<void>((resolve) => {
+      waiting = resolve;
+    });
+    const starting = start(SERVICE, { ...env, DATA_DIR: dataDir, PORT: String(port) }, (out) => {
+      if (out.includes('port in use')) waiting();
+    });
+    try {
+      await Promise.race([warned, starting]);
+      await new Promise((resolve) => holder.close(resolve));
+      const { child, base } = await starting;
+      expect(base).toBe(`http://127.0.0.1:${port}`);
+      expect((await fetch(`${base}/healthz`)).status).toBe(200);
+      child.kill('SIGTERM');
+      expect(await exited(child)).toBe(0);
+    } finally {
+      holder.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
