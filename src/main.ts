@@ -5,6 +5,7 @@ import { type Config, ConfigError, loadConfig } from './config';
 import { loadDemoOnFirstStart } from './demo';
 import { createLogger } from './logger';
 import { closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
+import { RELEASE_WAIT_MS, waitForRelease } from './wait-for-release';
 
 type Mode = 'all' | 'api' | 'workers';
 
@@ -43,24 +44,12 @@ async function main(mode: Mode): Promise<void> {
 
 type Running = { app?: FastifyInstance; workers?: Workers };
 
-const PORT_WAIT_MS = 30_000;
-
-/**
- * Listens on the configured address. A service started again while its predecessor is still
- * stopping finds the port taken: it waits for it, as for embedded ClickHouse's directory
- * (src/warehouse/clickhouse.ts), rather than exit.
- */
-async function listen(app: FastifyInstance, config: Config, log: Services['log']): Promise<string> {
-  const deadline = Date.now() + PORT_WAIT_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await app.listen({ port: config.port, host: config.host });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || Date.now() >= deadline) throw err;
-      if (attempt === 0) log.warn({ port: config.port }, `port in use (a previous instance still stopping?); waiting up to ${PORT_WAIT_MS / 1000} s`);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  }
+/** Listens on the configured address, waiting for a port a predecessor still holds (waitForRelease). */
+function listen(app: FastifyInstance, config: Config, log: Services['log']): Promise<string> {
+  return waitForRelease(() => app.listen({ port: config.port, host: config.host }), {
+    held: (err) => (err as NodeJS.ErrnoException).code === 'EADDRINUSE',
+    onHeld: () => log.warn({ port: config.port }, `port in use (a previous instance still stopping?); waiting up to ${RELEASE_WAIT_MS / 1000} s`),
+  });
 }
 
 /**

@@ -6,7 +6,8 @@ import { migratePostgres } from './db/migrate';
 import type { Logger } from './logger';
 import { FactQueues } from './queues/queues';
 import { createRedis } from './queues/redis';
-import { createWarehouse, DIRECTORY_WAIT_MS, type Warehouse } from './warehouse/clickhouse';
+import { RELEASE_WAIT_MS } from './wait-for-release';
+import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
 import { migrateWarehouse } from './warehouse/migrate';
 
 /** The connections a process holds, created once and handed to routes and workers. */
@@ -28,10 +29,10 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
     dataDir: config.dataDir,
-    onDirectoryBusy: () =>
+    onDirectoryHeld: () =>
       log.warn(
         { dir: config.dataDir },
-        `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${DIRECTORY_WAIT_MS / 1000} s`,
+        `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${RELEASE_WAIT_MS / 1000} s`,
       ),
   });
   const redis = createRedis(config.redisUrl);

@@ -59,6 +59,31 @@ function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env, watch?: (ou
   });
 }
 
+/**
+ * Starts the service while something it needs is held elsewhere: it must log `warning` and wait
+ * (an exit rejects `starting`), then, once `release` frees what it waits for, listen, answer
+ * /healthz and stop cleanly. Answers the base URL it listened on.
+ */
+async function startsOnceReleased(spawnEnv: NodeJS.ProcessEnv, warning: string, release: () => unknown): Promise<string> {
+  let warned = false;
+  let seen!: () => void;
+  const waiting = new Promise<void>((resolve) => {
+    seen = resolve;
+  });
+  const starting = start(SERVICE, spawnEnv, (out) => {
+    warned ||= out.includes(warning);
+    if (warned) seen();
+  });
+  await Promise.race([waiting, starting]);
+  expect(warned).toBe(true);
+  await release();
+  const { child, base } = await starting;
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  child.kill('SIGTERM');
+  expect(await exited(child)).toBe(0);
+  return base;
+}
+
 const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
 afterAll(async () => {
@@ -167,21 +192,8 @@ describe('a service started while its predecessor still holds the data directory
     const holder = spawn(process.execPath, ['test/hold-clickhouse-dir.mjs', join(dataDir, 'clickhouse')], { stdio: ['pipe', 'pipe', 'ignore'] });
     await new Promise<void>((resolve) => holder.stdout!.on('data', (d: Buffer) => d.toString().includes('held') && resolve()));
 
-    let waiting!: () => void;
-    const warned = new Promise<void>((resolve) => {
-      waiting = resolve;
-    });
-    const starting = start(SERVICE, { ...env, DATA_DIR: dataDir }, (out) => {
-      if (out.includes('embedded ClickHouse is held by another process')) waiting();
-    });
     try {
-      // The service waits rather than fail (an exit rejects `starting`); once the directory is free it comes up.
-      await Promise.race([warned, starting]);
-      holder.stdin!.end();
-      const { child, base } = await starting;
-      expect((await fetch(`${base}/healthz`)).status).toBe(200);
-      child.kill('SIGTERM');
-      expect(await exited(child)).toBe(0);
+      await startsOnceReleased({ ...env, DATA_DIR: dataDir }, 'embedded ClickHouse is held by another process', () => holder.stdin!.end());
     } finally {
       holder.kill();
       rmSync(dataDir, { recursive: true, force: true });
@@ -195,21 +207,9 @@ describe('a service started while its predecessor still holds the port', () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as { port: number }).port;
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-port-'));
-    let waiting!: () => void;
-    const warned = new Promise<void>((resolve) => {
-      waiting = resolve;
-    });
-    const starting = start(SERVICE, { ...env, DATA_DIR: dataDir, PORT: String(port) }, (out) => {
-      if (out.includes('port in use')) waiting();
-    });
     try {
-      await Promise.race([warned, starting]);
-      await new Promise((resolve) => holder.close(resolve));
-      const { child, base } = await starting;
+      const base = await startsOnceReleased({ ...env, DATA_DIR: dataDir, PORT: String(port) }, 'port in use', () => new Promise((r) => holder.close(r)));
       expect(base).toBe(`http://127.0.0.1:${port}`);
-      expect((await fetch(`${base}/healthz`)).status).toBe(200);
-      child.kill('SIGTERM');
-      expect(await exited(child)).toBe(0);
     } finally {
       holder.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -5,6 +5,7 @@ import { type ClickHouseClient, createClient } from '@clickhouse/client';
 
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
 import { createChdbConnection } from 'chdb/connection';
+import { waitForRelease } from '../wait-for-release';
 
 /** Query parameters bound server-side with {name:Type} placeholders; never spliced into SQL. */
 export type QueryParams = Record<string, unknown>;
@@ -30,17 +31,9 @@ export type WarehouseOptions = {
   url?: string;
   database: string;
   dataDir: string;
-  /** Called once when the embedded directory is held by another process and opening waits for it. */
-  onDirectoryBusy?: () => void;
+  /** Called once when the embedded directory is held by another process and opening waits for it (waitForRelease). */
+  onDirectoryHeld?: () => void;
 };
-
-/**
- * chDB locks its data directory for one process. A service started again right after a
- * crash or a kill may find its predecessor still shutting down (a graceful stop drains the
- * queues first), so opening waits for the directory this long before giving up.
- */
-export const DIRECTORY_WAIT_MS = 30_000;
-const DIRECTORY_RETRY_MS = 500;
 
 // Same JSON shapes from chDB and from a server: 64-bit integers as numbers.
 const settings = { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso' } as const;
@@ -52,7 +45,7 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
     const path = join(opts.dataDir, 'clickhouse');
     mkdirSync(path, { recursive: true });
     // chdb/connection implements @clickhouse/client's Connection, typed against client-common.
-    const connection = (await openEmbedded(path, opts.onDirectoryBusy)) as unknown as ClientOptions['connection'];
+    const connection = (await openEmbedded(path, opts.onDirectoryHeld ?? (() => {}))) as unknown as ClientOptions['connection'];
     client = createClient({ connection });
     // chDB runs client-level settings as SET statements before every query, and a SET lasts
     // for the session: set them once. It also ignores the client's `database` option.
@@ -98,20 +91,14 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
   };
 }
 
-/** The embedded connection, once no other process holds the directory (waiting up to DIRECTORY_WAIT_MS). */
-async function openEmbedded(path: string, onBusy?: () => void) {
-  const deadline = Date.now() + DIRECTORY_WAIT_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return createChdbConnection({ path });
-    } catch (err) {
-      // chDB reports a locked directory only as a failed connection (the lock message goes to stderr).
-      if ((err as { code?: unknown }).code !== 'CHDB_CONNECTION') throw err;
-      if (Date.now() >= deadline) {
-        throw new Error(`cannot open embedded ClickHouse at ${path}: another process holds it (is the service already running?)`, { cause: err });
-      }
-      if (attempt === 0) onBusy?.();
-      await new Promise((resolve) => setTimeout(resolve, DIRECTORY_RETRY_MS));
-    }
+/** The embedded connection, once no other process holds the directory (see waitForRelease). */
+async function openEmbedded(path: string, onHeld: () => void) {
+  // chDB reports a locked directory only as a failed connection (the lock message goes to stderr).
+  const held = (err: unknown) => (err as { code?: unknown }).code === 'CHDB_CONNECTION';
+  try {
+    return await waitForRelease(() => createChdbConnection({ path }), { held, onHeld });
+  } catch (err) {
+    if (!held(err)) throw err;
+    throw new Error(`cannot open embedded ClickHouse at ${path}: another process holds it (is the service already running?)`, { cause: err });
   }
 }
