@@ -1,5 +1,4 @@
 import { type ChildProcess, execSync, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,23 +10,18 @@ import { dropDatabase } from '../src/db/database';
 import { signAdminToken } from '../src/http/admin-auth';
 import { deleteKeysByPrefix } from '../src/queues/redis';
 import { createWarehouse } from '../src/warehouse/clickhouse';
-import { eventually } from './helpers/harness';
+import { eventually, isolatedEnv } from './helpers/harness';
 
 /**
  * The real process, as `npm start` runs it: stopped with SIGTERM while placements are
  * still queued, then started again; every placement must reach ClickHouse.
  */
-const suffix = randomBytes(4).toString('hex');
 const env = {
   ...process.env,
+  ...isolatedEnv('main'),
   NODE_ENV: 'development',
   PORT: '0',
-  DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_main_${suffix}`,
-  CLICKHOUSE_DATABASE: `svc_main_${suffix}`,
   DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-main-')),
-  QUEUE_PREFIX: `svcmain_${suffix}`,
-  ADMIN_JWT_SECRET: `main-admin-secret-${suffix}`,
-  SECRET_KEY: `main-secret-key-${suffix}`,
   DEMO: '0',
   LOG_LEVEL: 'warn',
 };

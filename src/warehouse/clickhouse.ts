@@ -99,6 +99,6 @@ async function openEmbedded(path: string, onHeld: () => void) {
     return await waitForRelease(() => createChdbConnection({ path }), { held, onHeld });
   } catch (err) {
     if (!held(err)) throw err;
-    throw new Error(`cannot open embedded ClickHouse at ${path}: another process holds it (is the service already running?)`, { cause: err });
+    throw new Error(`cannot open embedded ClickHouse at ${path} (another process may hold it: is the service already running?)`, { cause: err });
   }
 }

@@ -40,19 +40,29 @@ process.once('exit', () => rmSync(processDataDir, { recursive: true, force: true
 
 export type TestServiceOptions = { workers?: boolean; env?: Record<string, string>; reuse?: Config };
 
-export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
+/**
+ * The environment variables that keep a test's service apart from every other: its own
+ * Postgres database, ClickHouse database, Redis key prefix and secrets, named after `name`.
+ */
+export function isolatedEnv(name: string) {
   const suffix = randomBytes(5).toString('hex');
+  return {
+    DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_${name}_${suffix}`,
+    CLICKHOUSE_DATABASE: `svc_${name}_${suffix}`,
+    QUEUE_PREFIX: `svc${name}_${suffix}`,
+    ADMIN_JWT_SECRET: `${name}-admin-secret-${suffix}`,
+    SECRET_KEY: `${name}-secret-key-${suffix}`,
+  };
+}
+
+export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
   const config =
     opts.reuse ??
     loadConfig({
+      ...isolatedEnv('test'),
       NODE_ENV: 'test',
-      DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_test_${suffix}`,
       REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      CLICKHOUSE_DATABASE: `svc_test_${suffix}`,
       DATA_DIR: processDataDir,
-      QUEUE_PREFIX: `svctest_${suffix}`,
-      ADMIN_JWT_SECRET: `test-admin-secret-${suffix}`,
-      SECRET_KEY: `test-secret-key-${suffix}`,
       PUBLIC_BASE_URL: 'http://svc.test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       ...opts.env,

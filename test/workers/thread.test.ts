@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,7 @@ import { dropDatabase } from '../../src/db/database';
 import { FactQueues } from '../../src/queues/queues';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
 import { createWarehouse } from '../../src/warehouse/clickhouse';
-import { eventually } from '../helpers/harness';
+import { eventually, isolatedEnv } from '../helpers/harness';
 
 /**
  * The workers' thread dies of an uncaught error while it holds a batch of clicks. The
@@ -18,18 +17,13 @@ import { eventually } from '../helpers/harness';
  * again it writes every click exactly once. The process runs crash-entry.ts, the workers
  * part of `npm start` with a thread that crashes the first time it is asked to drain.
  */
-const suffix = randomBytes(4).toString('hex');
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-thread-'));
 const env = {
   ...process.env,
+  ...isolatedEnv('thread'),
   NODE_ENV: 'test',
-  DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_thread_${suffix}`,
   REDIS_URL: 'redis://127.0.0.1:6379',
-  CLICKHOUSE_DATABASE: `svc_thread_${suffix}`,
   DATA_DIR: dataDir,
-  QUEUE_PREFIX: `svcthread_${suffix}`,
-  ADMIN_JWT_SECRET: `thread-admin-secret-${suffix}`,
-  SECRET_KEY: `thread-secret-key-${suffix}`,
   LOG_LEVEL: 'silent',
 };
 const redis = createRedis(env.REDIS_URL, 'worker');
@@ -71,7 +65,7 @@ const clickRow = (i: number) => ({
   brand_id: 'thread-brand',
   link_id: 1,
   creator_id: 'creator',
-  click_token: `svc_thread_${suffix}_${i}`,
+  click_token: `svc_${env.QUEUE_PREFIX}_${i}`,
   clicked_at: '2026-11-22 10:00:00.000',
   domain: 'thread.link',
   slug: 'maya',
