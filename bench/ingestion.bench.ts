@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app';
@@ -12,17 +12,26 @@ import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
- * Ingestion under load, side by side in one run: a bare Fastify route that parses and
- * answers the same JSON (the machine's ceiling), then POST clicks, installs and events
- * against the whole service in this process as `npm start` runs it (API, BullMQ workers in
- * their thread, Redis, Postgres, embedded ClickHouse). autocannon runs in a worker thread; everything listens on
- * 127.0.0.1 and uses its own Postgres database, Redis key prefix and data directory,
- * removed afterwards. Then: acceptance-to-queryable lag, and every answered request
- * counted in ClickHouse (none lost, none doubled).
+ * Ingestion under load, side by side in one run: for each of POST clicks, installs and
+ * events, the machine's ceiling (a bare Fastify route that parses the same request JSON
+ * and answers the same JSON), then the load against the whole service in this process as
+ * `npm start` runs it (API, BullMQ workers in their thread, Redis, Postgres, embedded
+ * ClickHouse). autocannon runs in a worker thread; everything listens on 127.0.0.1 and uses
+ * its own Postgres database, Redis key prefix and data directory, removed afterwards.
+ * Then: acceptance-to-queryable lag, and every answered request counted in ClickHouse
+ * (none lost, none doubled).
  */
 export const names = ['ingestion-ceiling', 'ingestion-clicks', 'ingestion-installs', 'ingestion-events', 'ingestion-lag', 'ingestion-exactly-once'];
 
-const DURATION_S = 10;
+/**
+ * Each load alternates with its ceiling in rounds (ceiling, then service, then a wait until
+ * the service has written everything it accepted), and the figures sum the rounds: this
+ * machine's speed drifts within seconds, so one long run of each, one after the other,
+ * gave ratios that moved by a third from run to run. The wait keeps the workers' catching
+ * up out of the next ceiling slice.
+ */
+const ROUNDS = 3;
+const SLICE_S = 4;
 const WARMUP_S = 2;
 const CONNECTIONS = 64;
 
@@ -30,8 +39,8 @@ type LoadResult = {
   '2xx': number;
   non2xx: number;
   errors: number;
-  timeouts: number;
-  requests: { average: number; sent: number };
+  duration: number;
+  requests: { total: number; sent: number };
   latency: { p50: number; p99: number };
 };
 type LoadOptions = {
@@ -49,65 +58,67 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOp
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
-/** A warm-up, then the measured load; answers both, since both write rows. */
-async function load(url: string, body: object) {
-  const opts = {
-    url,
-    method: 'POST' as const,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    connections: CONNECTIONS,
-    workers: 1,
-    idReplacement: true,
-  };
-  const warmup = await autocannon({ ...opts, duration: WARMUP_S });
-  const measured = await autocannon({ ...opts, duration: DURATION_S });
-  return {
-    measured,
-    answered: warmup['2xx'] + measured['2xx'],
-    sent: warmup.requests.sent + measured.requests.sent,
-    failed: warmup.non2xx + warmup.errors + measured.non2xx + measured.errors,
-  };
+/** The slices of one target's load: measured ones for the figures, all of them (warm-up too, since both write rows) for the counts. */
+const rate = (r: LoadResult) => r.requests.total / r.duration;
+
+class Slices {
+  readonly measured: LoadResult[] = [];
+  answered = 0;
+  sent = 0;
+  failed = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly body: object,
+  ) {}
+
+  async fire(seconds: number, measured: boolean): Promise<void> {
+    const result = await autocannon({
+      url: this.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(this.body),
+      connections: CONNECTIONS,
+      duration: seconds,
+      workers: 1,
+      idReplacement: true,
+    });
+    if (measured) this.measured.push(result);
+    this.answered += result['2xx'];
+    this.sent += result.requests.sent;
+    this.failed += result.non2xx + result.errors;
+  }
+
+  /** Requests answered per second over the measured slices; latency: the median slice's p50, the worst slice's p99. */
+  figures() {
+    const sum = (pick: (r: LoadResult) => number) => this.measured.reduce((n, r) => n + pick(r), 0);
+    return {
+      requests_rps: round(sum((r) => r.requests.total) / sum((r) => r.duration), 0),
+      p50_ms: percentile(this.measured.map((r) => r.latency.p50), 50),
+      p99_ms: Math.max(...this.measured.map((r) => r.latency.p99)),
+    };
+  }
 }
 
-const figures = (r: LoadResult) => ({ requests_rps: round(r.requests.average, 0), p50_ms: r.latency.p50, p99_ms: r.latency.p99 });
+const KINDS = ['clicks', 'installs', 'events'] as const;
+type Kind = (typeof KINDS)[number];
+
+/** The service's answer to one request of a load (with a fresh id where the load has one): what the bare route answers. */
+async function sampleAnswer(app: FastifyInstance, url: string, body: object): Promise<unknown> {
+  const payload = JSON.stringify(body).replace('[<id>]', randomUUID());
+  const res = await app.inject({ method: 'POST', url, payload, headers: { 'content-type': 'application/json' } });
+  if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+  return res.json();
+}
 
 const bench: Bench = async (emit) => {
-  const clickBody = {
-    domain: '', // set below
-    slug: 'maya',
-    query: 'utm_source=tiktok&utm_medium=social&utm_campaign=launch',
-    referrer: 'https://www.tiktok.com/',
-    user_agent: IPHONE,
-    country: 'US',
-    ip: '203.0.113.7',
-  };
-
-  // 1. The ceiling: parse the same JSON, answer a JSON of the same kind. This machine's
-  // speed drifts over minutes, so the ceiling is measured again right before each load and
-  // each ratio is taken against its own neighbour.
-  const bare = Fastify({ logger: false });
-  bare.post('/bare', async (req) => ({ ok: true, echo: (req.body as { slug?: string }).slug ?? null, duplicate: false }));
-  const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
-  const ceilings: LoadResult[] = [];
-  const measureCeiling = async () => {
-    const ceiling = (await load(`${bareUrl}/bare`, { ...clickBody, domain: 'bench.example' })).measured;
-    ceilings.push(ceiling);
-    return ceiling;
-  };
-  const compared = async (name: string, url: string, body: object) => {
-    const ceiling = await measureCeiling();
-    const loaded = await load(url, body);
-    emit({ name, ...figures(loaded.measured), baseline: figures(ceiling), ratio: round(loaded.measured.requests.average / ceiling.requests.average) });
-    return loaded;
-  };
-
-  // 2. The whole service, isolated.
+  // 1. The whole service, isolated.
   const env = benchEnvironment('ingestion');
   const log = createLogger(env.config.logLevel);
   let services: Services | undefined;
   let app: FastifyInstance | undefined;
   let workers: Workers | undefined;
+  let bare: FastifyInstance | undefined;
   try {
     services = await createServices(env.config, log);
     await migrate(services);
@@ -122,31 +133,84 @@ const bench: Bench = async (emit) => {
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const brand = await setUpBrand(app, env.config);
     const api = `${base}/api/public/attribution`;
+    const loads: Record<Kind, { path: string; body: object }> = {
+      clicks: {
+        path: '/clicks',
+        body: {
+          domain: brand.hostname,
+          slug: 'maya',
+          query: 'utm_source=tiktok&utm_medium=social&utm_campaign=launch',
+          referrer: 'https://www.tiktok.com/',
+          user_agent: IPHONE,
+          country: 'US',
+          ip: '203.0.113.7',
+        },
+      },
+      installs: {
+        path: '/installs',
+        body: { pixel_key: brand.pixelKey, install_id: '[<id>]', platform: 'ios', clipboard_token: brand.clickToken, app_version: '2.4.1' },
+      },
+      events: {
+        path: '/events',
+        body: {
+          pixel_key: brand.pixelKey,
+          event_type: 'purchase',
+          source: 'pixel',
+          transaction_id: '[<id>]',
+          click_token: brand.clickToken,
+          amount: 19.99,
+          currency: 'EUR',
+        },
+      },
+    };
 
-    const clicks = await compared('ingestion-clicks', `${api}/clicks`, { ...clickBody, domain: brand.hostname });
-    const installs = await compared('ingestion-installs', `${api}/installs`, {
-      pixel_key: brand.pixelKey,
-      install_id: '[<id>]',
-      platform: 'ios',
-      clipboard_token: brand.clickToken,
-      app_version: '2.4.1',
-    });
-    const events = await compared('ingestion-events', `${api}/events`, {
-      pixel_key: brand.pixelKey,
-      event_type: 'purchase',
-      source: 'pixel',
-      transaction_id: '[<id>]',
-      click_token: brand.clickToken,
-      amount: 19.99,
-      currency: 'EUR',
-    });
-    const mean = (pick: (r: LoadResult) => number) => round(ceilings.reduce((sum, r) => sum + pick(r), 0) / ceilings.length, 1);
+    // 2. The ceiling, per load: a bare Fastify route that parses the same request JSON (with
+    // the same fresh id per request, which autocannon must build each time) and answers the
+    // same JSON as the service, as captured from one request sent to it.
+    bare = Fastify({ logger: false });
+    for (const kind of KINDS) {
+      const answer = await sampleAnswer(app, `/api/public/attribution${loads[kind].path}`, loads[kind].body);
+      bare.post(`/bare/${kind}`, async () => answer);
+    }
+    const bareUrl = await bare.listen({ host: '127.0.0.1', port: 0 });
+    const ceilings: Slices[] = [];
+    const running = services;
+    const compared = async (kind: Kind) => {
+      const ceiling = new Slices(`${bareUrl}/bare/${kind}`, loads[kind].body);
+      const served = new Slices(`${api}${loads[kind].path}`, loads[kind].body);
+      await ceiling.fire(WARMUP_S, false);
+      await served.fire(WARMUP_S, false);
+      await settled(running);
+      for (let i = 0; i < ROUNDS; i++) {
+        await ceiling.fire(SLICE_S, true);
+        await served.fire(SLICE_S, true);
+        await settled(running);
+      }
+      ceilings.push(ceiling);
+      // The sampled request is one more accepted fact of this kind.
+      served.answered++;
+      served.sent++;
+      const figures = served.figures();
+      const baseline = ceiling.figures();
+      emit({
+        name: `ingestion-${kind}`,
+        ...figures,
+        baseline,
+        ratio: round(figures.requests_rps / baseline.requests_rps),
+        rounds_ratio: served.measured.map((r, i) => round(rate(r) / rate(ceiling.measured[i]!))),
+      });
+      return served;
+    };
+
+    const clicks = await compared('clicks');
+    const installs = await compared('installs');
+    const events = await compared('events');
+    const ceilingFigures = ceilings.map((c) => c.figures());
     emit({
       name: 'ingestion-ceiling',
-      requests_rps: mean((r) => r.requests.average),
-      p50_ms: mean((r) => r.latency.p50),
-      p99_ms: mean((r) => r.latency.p99),
-      runs_rps: ceilings.map((r) => round(r.requests.average, 0)),
+      requests_rps: round(ceilingFigures.reduce((n, f) => n + f.requests_rps, 0) / ceilingFigures.length, 0),
+      p99_ms: Math.max(...ceilingFigures.map((f) => f.p99_ms)),
+      runs_rps: ceilingFigures.map((f) => f.requests_rps),
     });
 
     // 3. After the load: every accepted fact in ClickHouse, then lag and counts.
@@ -154,7 +218,7 @@ const bench: Bench = async (emit) => {
     emit({ name: 'ingestion-lag', ...(await lag(services)) });
     emit({ name: 'ingestion-exactly-once', ...(await exactlyOnce(services, brand.id, { clicks, installs, events })) });
   } finally {
-    await bare.close();
+    await bare?.close();
     await app?.close();
     await workers?.close();
     if (services) await closeServices(services);
@@ -224,7 +288,6 @@ async function lag(services: Services) {
   };
 }
 
-type Loaded = Awaited<ReturnType<typeof load>>;
 
 /**
  * Answered requests against ClickHouse rows, per kind. Lost: answered but not in
@@ -232,7 +295,7 @@ type Loaded = Awaited<ReturnType<typeof load>>;
  * Doubled: rows beyond distinct ids. A request still in flight when a load stopped may be
  * accepted without its answer being counted, so rows may exceed answers (never requests sent).
  */
-async function exactlyOnce(services: Services, brandId: string, loads: Record<'clicks' | 'installs' | 'events', Loaded>) {
+async function exactlyOnce(services: Services, brandId: string, loads: Record<Kind, Slices>) {
   const warehouse = async (table: string, id: string) =>
     (
       await services.warehouse.rows<{ rows: number; distinct: number }>(
