@@ -55,9 +55,11 @@ export class OutboxSweeper {
   /**
    * Rows recorded before this sweeper started are due at once, whatever their age: their job
    * cannot be waiting in this process, and after a crash some never reached Redis. (Another
-   * live process's rows taken too early are only checked by id and written once.)
+   * live process's rows taken too early are only checked by id and written once.) Rounded up
+   * to the next millisecond: Postgres records microseconds, Date.now() whole milliseconds,
+   * and a row recorded in the start's own millisecond was recorded before it.
    */
-  private readonly startedAt = new Date();
+  private readonly startedAt = new Date(Date.now() + 1);
 
   constructor(
     private readonly deps: SweepDeps,

@@ -120,6 +120,28 @@ describe('ingestion durability', () => {
     expect(await ledgerCount('after-start')).toBe(2);
   });
 
+  it('a row recorded in the millisecond a sweeper starts, before its start, is sent at once', async () => {
+    await t.stopWorkers();
+    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
+    try {
+      await postEvents('same-ms', 1);
+    } finally {
+      add.mockRestore();
+    }
+    // Postgres keeps microseconds and Date.now() whole milliseconds: the sweeper starts in the row's own millisecond.
+    const { rows } = await sql<{ ms: string }>`
+      SELECT floor(extract(epoch FROM o.recorded_at) * 1000)::bigint::text AS ms
+      FROM fact_outbox o JOIN ledger_events e ON e.id = o.id WHERE e.transaction_id = 'same-ms-0'`.execute(t.services.db);
+    vi.useFakeTimers({ toFake: ['Date'], now: Number(rows[0]!.ms) });
+    const restarted = new OutboxSweeper({ ...t.services });
+    vi.useRealTimers();
+    await restarted.sweep();
+    runWorkers();
+    await t.settle();
+    expect(await ledgerCount('same-ms')).toBe(1);
+    expect(await unconfirmedEvents('same-ms')).toBe(0);
+  });
+
   it('sweeper racing the original job: the fact is written once', async () => {
     await t.stopWorkers();
     await postEvents('race', 4);
