@@ -58,9 +58,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOp
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
-/** The slices of one target's load: measured ones for the figures, all of them (warm-up too, since both write rows) for the counts. */
+/** Requests answered per second in one slice. */
 const rate = (r: LoadResult) => r.requests.total / r.duration;
 
+/** The slices of one target's load: measured ones for the figures, all of them (warm-up too, since both write rows) for the counts. */
 class Slices {
   readonly measured: LoadResult[] = [];
   answered = 0;
