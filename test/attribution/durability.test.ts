@@ -103,6 +103,8 @@ describe('ingestion durability', () => {
       await postEvents('before-start', 2);
       // The process is started again: its sweeper has the default 10 s grace.
       restarted = new OutboxSweeper({ ...t.services });
+      // Its start counts in whole milliseconds, rounded up: these rows come clearly after it.
+      await sleep(5);
       await postEvents('after-start', 2);
     } finally {
       add.mockRestore();
