@@ -104,6 +104,19 @@ class Slices {
 const KINDS = ['clicks', 'installs', 'events'] as const;
 type Kind = (typeof KINDS)[number];
 
+/** Where each load's facts go: their queue, ClickHouse table and id, and for installs and events the Postgres table that accepts them. */
+const FACTS: Record<Kind, { queue: 'clicks' | 'installs' | 'ledger'; table: string; idColumn: string; accepted?: 'installs' | 'ledger_events' }> = {
+  clicks: { queue: 'clicks', table: 'clicks', idColumn: 'click_token' },
+  installs: { queue: 'installs', table: 'installs', idColumn: 'id', accepted: 'installs' },
+  events: { queue: 'ledger', table: 'ledger', idColumn: 'id', accepted: 'ledger_events' },
+};
+
+/** `npm run bench -- ingestion-clicks` (or -installs, -events) runs that load alone; any other name runs all three. */
+function selectedKinds(filter: string | undefined): Kind[] {
+  const named = KINDS.filter((kind) => filter && `ingestion-${kind}`.includes(filter));
+  return named.length > 0 ? named : [...KINDS];
+}
+
 /** The service's answer to one request of a load (with a fresh id where the load has one): what the bare route answers. */
 async function sampleAnswer(app: FastifyInstance, url: string, body: object): Promise<unknown> {
   const payload = JSON.stringify(body).replace('[<id>]', randomUUID());
@@ -112,7 +125,8 @@ async function sampleAnswer(app: FastifyInstance, url: string, body: object): Pr
   return res.json();
 }
 
-const bench: Bench = async (emit) => {
+const bench: Bench = async (emit, filter) => {
+  const kinds = selectedKinds(filter);
   // 1. The whole service, isolated.
   const env = benchEnvironment('ingestion');
   const log = createLogger(env.config.logLevel);
@@ -169,7 +183,7 @@ const bench: Bench = async (emit) => {
     // the same fresh id per request, which autocannon must build each time) and answers the
     // same JSON as the service, as captured from one request sent to it.
     bare = Fastify({ logger: false });
-    for (const kind of KINDS) {
+    for (const kind of kinds) {
       const answer = await sampleAnswer(app, `/api/public/attribution${loads[kind].path}`, loads[kind].body);
       bare.post(`/bare/${kind}`, async () => answer);
     }
@@ -188,9 +202,10 @@ const bench: Bench = async (emit) => {
         await settled(running);
       }
       ceilings.push(ceiling);
-      // The sampled request is one more accepted fact of this kind.
-      served.answered++;
-      served.sent++;
+      // The sampled request is one more accepted fact of this kind, and the set-up made one click of its own.
+      const extra = kind === 'clicks' ? 2 : 1;
+      served.answered += extra;
+      served.sent += extra;
       const figures = served.figures();
       const baseline = ceiling.figures();
       emit({
@@ -203,9 +218,8 @@ const bench: Bench = async (emit) => {
       return served;
     };
 
-    const clicks = await compared('clicks');
-    const installs = await compared('installs');
-    const events = await compared('events');
+    const loaded: Partial<Record<Kind, Slices>> = {};
+    for (const kind of kinds) loaded[kind] = await compared(kind);
     const ceilingFigures = ceilings.map((c) => c.figures());
     emit({
       name: 'ingestion-ceiling',
@@ -216,8 +230,8 @@ const bench: Bench = async (emit) => {
 
     // 3. After the load: every accepted fact in ClickHouse, then lag and counts.
     await settled(services);
-    emit({ name: 'ingestion-lag', ...(await lag(services)) });
-    emit({ name: 'ingestion-exactly-once', ...(await exactlyOnce(services, brand.id, { clicks, installs, events })) });
+    emit({ name: 'ingestion-lag', ...(await lag(services, kinds)) });
+    emit({ name: 'ingestion-exactly-once', ...(await exactlyOnce(services, brand.id, loaded)) });
   } finally {
     await bare?.close();
     await app?.close();
@@ -272,23 +286,16 @@ async function settled(services: Services) {
  * ClickHouse's acknowledgement of its batch. Over the last 5,000 jobs BullMQ keeps of each
  * kind, weighted by their rows.
  */
-async function lag(services: Services) {
-  const figures = async (kind: 'clicks' | 'installs' | 'ledger') => {
-    const jobs = await services.queues.queues[kind].getJobs(['completed'], 0, 4999);
+async function lag(services: Services, kinds: Kind[]) {
+  const figures: Record<string, number> = {};
+  for (const kind of kinds) {
+    const jobs = await services.queues.queues[FACTS[kind].queue].getJobs(['completed'], 0, 4999);
     const lags = jobs.flatMap((j) => Array<number>(j.data.rows.length).fill((j.finishedOn ?? 0) - j.data.acceptedAt));
-    return { p50: percentile(lags, 50), p99: percentile(lags, 99) };
-  };
-  const [clicks, installs, events] = [await figures('clicks'), await figures('installs'), await figures('ledger')];
-  return {
-    clicks_p50_ms: clicks.p50,
-    clicks_p99_ms: clicks.p99,
-    installs_p50_ms: installs.p50,
-    installs_p99_ms: installs.p99,
-    events_p50_ms: events.p50,
-    events_p99_ms: events.p99,
-  };
+    figures[`${kind}_p50_ms`] = percentile(lags, 50);
+    figures[`${kind}_p99_ms`] = percentile(lags, 99);
+  }
+  return figures;
 }
-
 
 /**
  * Answered requests against ClickHouse rows, per kind. Lost: answered but not in
@@ -296,28 +303,30 @@ async function lag(services: Services) {
  * Doubled: rows beyond distinct ids. A request still in flight when a load stopped may be
  * accepted without its answer being counted, so rows may exceed answers (never requests sent).
  */
-async function exactlyOnce(services: Services, brandId: string, loads: Record<Kind, Slices>) {
-  const warehouse = async (table: string, id: string) =>
-    (
-      await services.warehouse.rows<{ rows: number; distinct: number }>(
-        `SELECT count() AS rows, uniqExact(${id}) AS distinct FROM ${table} WHERE brand_id = {b:String}`,
-        { b: brandId },
-      )
-    )[0]!;
-  const postgres = async (table: 'installs' | 'ledger_events') =>
-    Number((await services.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).where('brand_id', '=', brandId).executeTakeFirstOrThrow()).n);
-
-  // The set-up made one click of its own.
-  const clicks = { answered: loads.clicks.answered + 1, sent: loads.clicks.sent + 1, ...(await warehouse('clicks', 'click_token')) };
-  const installs = { answered: loads.installs.answered, sent: loads.installs.sent, postgres: await postgres('installs'), ...(await warehouse('installs', 'id')) };
-  const events = { answered: loads.events.answered, sent: loads.events.sent, postgres: await postgres('ledger_events'), ...(await warehouse('ledger', 'id')) };
-  const lost =
-    Math.max(0, clicks.answered - clicks.distinct) +
-    Math.max(0, installs.answered - installs.postgres) +
-    (installs.postgres - installs.distinct) +
-    Math.max(0, events.answered - events.postgres) +
-    (events.postgres - events.distinct);
-  const doubled = clicks.rows - clicks.distinct + installs.rows - installs.distinct + events.rows - events.distinct;
-  const failed = loads.clicks.failed + loads.installs.failed + loads.events.failed;
-  return { clicks, installs, events, non_2xx_or_errors: failed, lost, doubled };
+async function exactlyOnce(services: Services, brandId: string, loads: Partial<Record<Kind, Slices>>) {
+  const counts: Record<string, object> = {};
+  let lost = 0;
+  let doubled = 0;
+  let failed = 0;
+  for (const [kind, load] of Object.entries(loads) as [Kind, Slices][]) {
+    const { table, idColumn, accepted } = FACTS[kind];
+    const [warehoused] = await services.warehouse.rows<{ rows: number; distinct: number }>(
+      `SELECT count() AS rows, uniqExact(${idColumn}) AS distinct FROM ${table} WHERE brand_id = {b:String}`,
+      { b: brandId },
+    );
+    const { rows, distinct } = warehoused!;
+    if (accepted) {
+      const postgres = Number(
+        (await services.db.selectFrom(accepted).select((eb) => eb.fn.countAll().as('n')).where('brand_id', '=', brandId).executeTakeFirstOrThrow()).n,
+      );
+      counts[kind] = { answered: load.answered, sent: load.sent, postgres, rows, distinct };
+      lost += Math.max(0, load.answered - postgres) + (postgres - distinct);
+    } else {
+      counts[kind] = { answered: load.answered, sent: load.sent, rows, distinct };
+      lost += Math.max(0, load.answered - distinct);
+    }
+    doubled += rows - distinct;
+    failed += load.failed;
+  }
+  return { ...counts, non_2xx_or_errors: failed, lost, doubled };
 }
