@@ -70,17 +70,27 @@ const pending = (kind: 'installs' | 'ledger', table: 'installs' | 'ledger_events
 const unconfirmedEvents = pending('ledger', 'ledger_events', 'transaction_id');
 const unconfirmedInstalls = pending('installs', 'installs', 'install_id');
 
+/**
+ * Runs `requests` while every queue add fails, as when the process dies before a job reaches
+ * Redis or Redis refuses jobs: what they accept reaches Postgres and its outbox only.
+ */
+async function whileQueueFails<T>(reason: string, requests: () => Promise<T>): Promise<T> {
+  const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error(reason));
+  try {
+    return await requests();
+  } finally {
+    add.mockRestore();
+  }
+}
+
 describe('ingestion durability', () => {
   it('crash between accepting and queueing: the sweeper writes the outbox row once', async () => {
     await t.stopWorkers();
     // The Postgres row is written, then the process "dies" before the job reaches Redis.
-    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
-    try {
+    await whileQueueFails('process died before enqueue', async () => {
       await postEvents('crash', 3);
       await postInstalls('crash', 2);
-    } finally {
-      add.mockRestore();
-    }
+    });
     runWorkers();
     await t.settle();
     expect(await ledgerCount('crash')).toBe(0);
@@ -97,18 +107,15 @@ describe('ingestion durability', () => {
 
   it('a sweeper started after a crash sends at once what was recorded before it started, and leaves newer rows their grace', async () => {
     await t.stopWorkers();
-    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
-    let restarted: OutboxSweeper;
-    try {
+    const restarted = await whileQueueFails('process died before enqueue', async () => {
       await postEvents('before-start', 2);
       // The process is started again: its sweeper has the default 10 s grace.
-      restarted = new OutboxSweeper({ ...t.services });
+      const started = new OutboxSweeper({ ...t.services });
       // Its start counts in whole milliseconds, rounded up: these rows come clearly after it.
       await sleep(5);
       await postEvents('after-start', 2);
-    } finally {
-      add.mockRestore();
-    }
+      return started;
+    });
     await restarted.sweep();
     runWorkers();
     await t.settle();
@@ -124,12 +131,7 @@ describe('ingestion durability', () => {
 
   it('a row recorded in the millisecond a sweeper starts, before its start, is sent at once', async () => {
     await t.stopWorkers();
-    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
-    try {
-      await postEvents('same-ms', 1);
-    } finally {
-      add.mockRestore();
-    }
+    await whileQueueFails('process died before enqueue', () => postEvents('same-ms', 1));
     // Postgres keeps microseconds and Date.now() whole milliseconds: the sweeper starts in the row's own millisecond.
     const { rows } = await sql<{ ms: string }>`
       SELECT floor(extract(epoch FROM o.recorded_at) * 1000)::bigint::text AS ms
@@ -262,18 +264,15 @@ describe('ingestion durability', () => {
   });
 
   it('accepts events while Redis refuses jobs, because the outbox keeps them', async () => {
-    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('Redis unavailable'));
     const tx = uniqueId('redis-down');
-    try {
+    await whileQueueFails('Redis unavailable', async () => {
       const res = await postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, transaction_id: `${tx}-0`, amount: 1 });
       expect(res.json()).toEqual({ ok: true, duplicate: false });
       // Clicks have no outbox: refused rather than answered and lost.
       const clickRes = await postPublic(t, 'clicks', { domain: acme.hostname });
       expect(clickRes.statusCode).toBe(503);
       expect(clickRes.json()).toEqual({ error: 'unavailable' });
-    } finally {
-      add.mockRestore();
-    }
+    });
     runWorkers();
     await sweeper.sweep();
     await t.settle();
@@ -282,14 +281,11 @@ describe('ingestion durability', () => {
 
   it('facts left pending by a deleted brand leave the outbox without being queued', async () => {
     const gone = await attributionBrand(t, 'Gone');
-    const add = vi.spyOn(t.services.queues, 'add').mockRejectedValue(new Error('process died before enqueue'));
     const tx = uniqueId('gone');
-    try {
+    await whileQueueFails('process died before enqueue', async () => {
       const res = await postPublic(t, 'events', { pixel_key: gone.brand.pixel_key, transaction_id: `${tx}-0`, amount: 1 });
       expect(res.json()).toEqual({ ok: true, duplicate: false });
-    } finally {
-      add.mockRestore();
-    }
+    });
     const pendingIds = () => t.services.db.selectFrom('ledger_events').select('id').where('transaction_id', '=', `${tx}-0`).execute();
     const [recorded] = await pendingIds();
     // The brand's records go with it (ON DELETE CASCADE); its pending fact has no source left.
