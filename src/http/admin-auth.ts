@@ -9,13 +9,28 @@ export function signAdminToken(secret: string, subject = 'operator'): string {
   return sign({ sub: subject, user_typ: 'svc' });
 }
 
-export type AdminClaims = { sub?: string; user_typ?: string };
+export type AdminClaims = { sub?: string; user_typ?: string; iat?: unknown; exp?: unknown };
 
-/** Builds a preHandler: 401 without a valid token, 403 when it is not an operator's. */
-export function adminGuard(secret: string) {
+/** CONTRACT 10: the longest an admin JWT may live, from its `iat` (or from now without one). */
+export const MAX_ADMIN_TOKEN_SECONDS = 24 * 3600;
+
+/**
+ * Whether a verified token's lifetime is bounded: `exp` present and at most 24 hours after
+ * `iat`. Without `iat` it is measured from now, so a stolen token lives a day at most.
+ */
+function boundedLifetime(claims: AdminClaims): boolean {
+  if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp)) return false;
+  const from = typeof claims.iat === 'number' && Number.isFinite(claims.iat) ? claims.iat : Date.now() / 1000;
+  return claims.exp - from <= MAX_ADMIN_TOKEN_SECONDS;
+}
+
+/**
+ * Builds a verifier of admin tokens: the claims, or 401 without a valid, bounded token and 403
+ * when it is not an operator's.
+ */
+export function adminTokenVerifier(secret: string) {
   const verify = createVerifier({ key: secret, algorithms: ['HS256'], cache: 1000 });
-  return async function requireAdmin(req: FastifyRequest, _reply: FastifyReply) {
-    const token = bearerToken(req.headers.authorization);
+  return function verifyAdminToken(token: string | null | undefined): AdminClaims {
     if (!token) throw new HttpError(401, { error: 'unauthorized' });
     let claims: AdminClaims;
     try {
@@ -23,6 +38,16 @@ export function adminGuard(secret: string) {
     } catch {
       throw new HttpError(401, { error: 'unauthorized' });
     }
+    if (!boundedLifetime(claims)) throw new HttpError(401, { error: 'unauthorized' });
     if (claims.user_typ !== 'svc') throw new HttpError(403, { error: 'forbidden' });
+    return claims;
+  };
+}
+
+/** Builds a preHandler: 401 without a valid token, 403 when it is not an operator's. */
+export function adminGuard(secret: string) {
+  const verifyAdminToken = adminTokenVerifier(secret);
+  return async function requireAdmin(req: FastifyRequest, _reply: FastifyReply) {
+    verifyAdminToken(bearerToken(req.headers.authorization));
   };
 }

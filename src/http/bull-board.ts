@@ -3,7 +3,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services';
-import { adminGuard } from './admin-auth';
+import { adminTokenVerifier } from './admin-auth';
+import { bearerToken } from './bearer';
 import { HttpError } from './errors';
 
 const BASE = '/admin/queues';
@@ -20,30 +21,30 @@ export async function bullBoardRoutes(app: FastifyInstance, { services }: { serv
     serverAdapter,
   });
   serverAdapter.setBasePath(BASE);
-  const requireAdmin = adminGuard(services.config.adminJwtSecret);
+  const verifyAdminToken = adminTokenVerifier(services.config.adminJwtSecret);
 
   await app.register(
     async (scoped) => {
       scoped.addHook('onRequest', async (req, reply) => {
-        const token = (req.query as Record<string, unknown> | undefined)?.token;
-        if (typeof token === 'string') {
-          req.headers.authorization = `Bearer ${token}`;
-          reply.setCookie('svc_admin', token, {
+        const fromQuery = (req.query as Record<string, unknown> | undefined)?.token;
+        // Only here does the cookie stand for the Bearer header: the internal API never takes it.
+        const token =
+          typeof fromQuery === 'string' ? fromQuery : (bearerToken(req.headers.authorization) ?? req.cookies.svc_admin);
+        // bull-board installs its own error handler, so answer refusals here.
+        try {
+          verifyAdminToken(token);
+        } catch (err) {
+          if (err instanceof HttpError) return reply.status(err.status).send(err.body);
+          throw err;
+        }
+        // Verified first: a cookie is never set from a forged or expired token.
+        if (typeof fromQuery === 'string') {
+          reply.setCookie('svc_admin', fromQuery, {
             path: BASE,
             httpOnly: true,
             sameSite: 'strict',
             secure: req.protocol === 'https',
           });
-        } else if (!req.headers.authorization && req.cookies.svc_admin) {
-          // Only here does the cookie stand for the Bearer header: the internal API never takes it.
-          req.headers.authorization = `Bearer ${req.cookies.svc_admin}`;
-        }
-        // bull-board installs its own error handler, so answer refusals here.
-        try {
-          await requireAdmin(req, reply);
-        } catch (err) {
-          if (err instanceof HttpError) return reply.status(err.status).send(err.body);
-          throw err;
         }
       });
       await scoped.register(serverAdapter.registerPlugin());

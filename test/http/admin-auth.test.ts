@@ -58,3 +58,42 @@ describe('admin JWT (CONTRACT 3)', () => {
     expect(internal.json()).toEqual({ error: 'unauthorized' });
   });
 });
+
+describe('admin JWT lifetime and the queue board cookie (CONTRACT 10)', () => {
+  const brand = { method: 'POST' as const, url: '/api/internal/brands', payload: { name: 'Acme' } };
+  const now = () => Math.floor(Date.now() / 1000);
+  // Exactly these claims: fast-jwt keeps a given iat, and adds none with noTimestamp.
+  const raw = (claims: Record<string, unknown>) =>
+    createSigner({ key: t.config.adminJwtSecret, algorithm: 'HS256', noTimestamp: !('iat' in claims) })({ user_typ: 'svc', ...claims });
+  const status = async (token: string) => (await t.request({ ...brand, headers: { authorization: `Bearer ${token}` } })).statusCode;
+
+  it('refuses a token without exp, or whose exp is more than 24 hours after iat (or after now without iat)', async () => {
+    expect(await status(raw({ iat: now() }))).toBe(401);
+    expect(await status(raw({}))).toBe(401);
+    expect(await status(raw({ iat: now(), exp: now() + 24 * 3600 + 60 }))).toBe(401);
+    expect(await status(raw({ iat: now() - 3600, exp: now() + 23 * 3600 + 60 }))).toBe(401);
+    expect(await status(raw({ exp: now() + 24 * 3600 + 60 }))).toBe(401);
+    const res = await t.request({ ...brand, headers: { authorization: `Bearer ${raw({})}` } });
+    expect(res.json()).toEqual({ error: 'unauthorized' });
+  });
+
+  it('accepts a token whose exp is at most 24 hours after iat, or after now without iat', async () => {
+    expect(await status(raw({ iat: now(), exp: now() + 24 * 3600 }))).toBe(201);
+    expect(await status(raw({ exp: now() + 24 * 3600 - 60 }))).toBe(201);
+  });
+
+  it('sets no queue board cookie from a token it has not verified', async () => {
+    const forged = sign('another-secret-of-enough-length', { user_typ: 'svc' });
+    const notOperator = sign(t.config.adminJwtSecret, { user_typ: 'brand' });
+    for (const [token, code] of [
+      [forged, 401],
+      ['not-a-jwt', 401],
+      [raw({}), 401],
+      [notOperator, 403],
+    ] as const) {
+      const res = await t.request({ method: 'GET', url: `/admin/queues?token=${encodeURIComponent(token)}` });
+      expect(res.statusCode).toBe(code);
+      expect(res.headers['set-cookie']).toBeUndefined();
+    }
+  });
+});
