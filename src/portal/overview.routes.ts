@@ -6,13 +6,20 @@ import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';
 import { answer, dateRange, money, type Operations, readErrors } from './schemas';
 
-const totals = z.object({
-  ...dateRange,
+const counts = {
   clicks: z.number().int(),
   installs: z.number().int(),
   conversions: z.number().int().describe('Live ledger rows that are not refunds'),
   revenue: money.describe('Live rows per currency, refunds counting negative'),
+};
+const day = z.object({ date: z.iso.date(), ...counts });
+const totals = z.object({
+  ...dateRange,
+  ...counts,
   refunds: money.describe('Refunded amounts per currency, positive'),
+  daily: z
+    .array(day)
+    .describe('One item per day of the range, oldest first, zero on days without facts; revenue per currency by the same rule as the total'),
 });
 const overviewAnswer = totals.extend({
   period: z.enum(PERIODS),

@@ -40,6 +40,14 @@ const fx = {} as {
   sharedDomain: { id: string; hostname: string };
 };
 
+/** The expected `daily` of a 30-day range starting `from` days before today: zero but for `facts`. */
+function days(from: number, facts: Record<string, Partial<{ clicks: number; installs: number; conversions: number; revenue: Record<string, number> }>>) {
+  return Array.from({ length: 30 }, (_, i) => {
+    const date = addDays(today, from + i);
+    return { date, clicks: 0, installs: 0, conversions: 0, revenue: {}, ...facts[date] };
+  });
+}
+
 async function post(endpoint: 'clicks' | 'installs' | 'events', payload: Record<string, unknown>) {
   const res = await t.request({ method: 'POST', url: `/api/public/attribution/${endpoint}`, payload });
   expect(res.statusCode, res.body).toBeLessThan(300);
@@ -126,6 +134,10 @@ describe('GET /overview', () => {
       conversions: 3,
       revenue: { USD: 39.99, EUR: 9.99 },
       refunds: { USD: 10 },
+      daily: days(-29, {
+        [addDays(today, -10)]: { clicks: 1 },
+        [today]: { clicks: 3, installs: 2, conversions: 3, revenue: { USD: 39.99, EUR: 9.99 } },
+      }),
       previous: {
         start_date: addDays(today, -59),
         end_date: addDays(today, -30),
@@ -134,8 +146,32 @@ describe('GET /overview', () => {
         conversions: 1,
         revenue: { USD: 20 },
         refunds: {},
+        daily: days(-59, { [addDays(today, -40)]: { clicks: 2, conversions: 1, revenue: { USD: 20 } } }),
       },
     });
+  });
+
+  it('draws the chart of a custom range from the same facts: one item per day, sandbox left out', async () => {
+    const res = await a.get(`/overview?start_date=${addDays(today, -2)}&end_date=${today}`);
+    const body = res.json();
+    expect(body.daily).toEqual([
+      { date: addDays(today, -2), clicks: 0, installs: 0, conversions: 0, revenue: {} },
+      { date: addDays(today, -1), clicks: 0, installs: 0, conversions: 0, revenue: {} },
+      { date: today, clicks: 3, installs: 2, conversions: 3, revenue: { USD: 39.99, EUR: 9.99 } },
+    ]);
+    expect(body.previous.daily.map((d: { date: string }) => d.date)).toEqual([addDays(today, -5), addDays(today, -4), addDays(today, -3)]);
+    // The days add up to the totals the cards show.
+    const sum = (key: 'clicks' | 'installs' | 'conversions') => body.daily.reduce((n: number, d: Record<string, number>) => n + d[key]!, 0);
+    expect([sum('clicks'), sum('installs'), sum('conversions')]).toEqual([body.clicks, body.installs, body.conversions]);
+  });
+
+  it('publishes daily in the OpenAPI document, under the range and under previous', async () => {
+    const doc = (await t.request({ method: 'GET', url: '/api/client/openapi.json' })).json();
+    const schema = doc.paths['/api/client/attribution/overview'].get.responses['200'].content['application/json'].schema;
+    for (const totals of [schema, schema.properties.previous]) {
+      expect(totals.required).toContain('daily');
+      expect(Object.keys(totals.properties.daily.items.properties).sort()).toEqual(['clicks', 'conversions', 'date', 'installs', 'revenue']);
+    }
   });
 
   it('takes a custom range and compares it with the range of equal length before it', async () => {
