@@ -94,8 +94,8 @@ async function dailyFacts(warehouse: Warehouse, params: { brand: string; from: s
   );
   const days = new Map<string, Day>();
   for (const row of rows) {
-    let day = days.get(row.date);
-    if (!day) days.set(row.date, (day = { date: row.date, clicks: 0, installs: 0, conversions: 0, revenue: {} }));
+    const day = days.get(row.date) ?? { date: row.date, clicks: 0, installs: 0, conversions: 0, revenue: {} };
+    days.set(row.date, day);
     if (row.fact === 'ledger') {
       day.conversions += Number(row.n);
       addMoney(day.revenue, row.currency, row.revenue);
