@@ -1,14 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { EVENT_TYPES, MAX_TRANSACTION_ID, toCurrency } from '../ledger/types';
-import { bodyObject, occurredAt, optionalId, optionalText, parseFields, PUBLIC_BODY_LIMIT } from './body';
+import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, refuse } from './body';
 import type { PublicDeps } from './index';
 
-/** Money in major units; numeric text is accepted from web pixels. */
+/** A finite number; numeric text is accepted from web pixels. Bounds are checked once converted (eventAmount). */
 const money = z
   .union([z.number(), z.string().trim().regex(/^-?\d+(\.\d+)?$/).transform(Number)])
-  .pipe(z.number().finite().min(-1e13).max(1e13))
+  .pipe(z.number().finite())
   .nullish();
+
+/** CONTRACT 10: the largest amount, in major units, a public event may carry either way. */
+const MAX_PUBLIC_AMOUNT = 1_000_000_000;
+
+/**
+ * The amount in major units (`amount` first, else `amount_cents` / 100, else 0), or 422
+ * invalid_amount: beyond a billion either way, or negative on anything but a refund (a pixel
+ * key is public, so a negative purchase would let anyone erase a brand's revenue).
+ */
+function eventAmount(input: { event_type: string; amount?: number | null; amount_cents?: number | null }): number {
+  const amount = input.amount ?? (input.amount_cents ?? 0) / 100;
+  if (Math.abs(amount) > MAX_PUBLIC_AMOUNT || (amount < 0 && input.event_type !== 'refund')) throw refuse(422, 'invalid_amount');
+  return amount;
+}
 
 const eventBody = z.object({
   // Absent or blank is a purchase, like every other blank field is absent.
@@ -48,12 +62,12 @@ export async function eventRoutes(app: FastifyInstance, deps: PublicDeps) {
   app.post('/events', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req) => {
     const body = bodyObject(req.body);
     const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-    const input = parseFields(eventBody, body); // 422 invalid_event_type, invalid_amount, ...
+    const input = parseFields(eventBody, body, { amount_cents: 'invalid_amount' }); // 422 invalid_event_type, invalid_amount, ...
     const { duplicate } = await ledger.record(brand.id, {
       eventType: input.event_type,
       transactionId: input.transaction_id,
       externalUserId: input.external_user_id,
-      amount: input.amount ?? (input.amount_cents ?? 0) / 100,
+      amount: eventAmount(input), // refunds are stored -abs by the ledger
       currency: input.currency,
       source: input.source,
       clickToken: input.click_token,

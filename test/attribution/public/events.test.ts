@@ -289,3 +289,59 @@ describe('events: refunds', () => {
     expect(refund).toMatchObject({ resolution_method: 'code', code_id: acme.code.id, link_id: null });
   });
 });
+
+describe('events: amount bounds (CONTRACT 10)', () => {
+  /** Postgres ledger rows of a transaction: a refused event leaves none. */
+  const pgRows = (tx: string) =>
+    t.services.db.selectFrom('ledger_events').select('amount').where('transaction_id', '=', tx).execute();
+
+  it('refuses amounts that are not finite, over 1,000,000,000 in size, or negative outside a refund with 422 invalid_amount, recording nothing', async () => {
+    const refused: Record<string, unknown>[] = [
+      { amount: -9_999_999_999_998 },
+      { amount: -0.01 },
+      { amount: '-5' },
+      { amount_cents: -100 },
+      { event_type: 'renewal', amount: -1 },
+      { amount: 1_000_000_000.01 },
+      { amount: '1000000001' },
+      { amount_cents: 100_000_000_001 },
+      { event_type: 'refund', amount: -1_000_000_001 },
+      { event_type: 'refund', amount_cents: 100_000_000_001 },
+    ];
+    for (const money of refused) {
+      const tx = uniqueId('bad-amt');
+      const res = await event({ transaction_id: tx, ...money });
+      expect(res.statusCode, JSON.stringify(money)).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_amount' });
+      expect(await pgRows(tx)).toEqual([]);
+    }
+    // JSON cannot carry Infinity or NaN, but 1e400 parses to Infinity.
+    const tx = uniqueId('inf');
+    const res = await t.request({
+      method: 'POST',
+      url: '/api/public/attribution/events',
+      headers: { 'content-type': 'application/json' },
+      payload: `{"pixel_key":"${acme.brand.pixel_key}","transaction_id":"${tx}","amount":1e400}`,
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json()).toEqual({ error: 'invalid_amount' });
+    expect(await pgRows(tx)).toEqual([]);
+    expect(await ledgerRows(tx)).toEqual([]);
+  });
+
+  it('accepts the bounds themselves, and negative refunds stored as -abs', async () => {
+    const cases: [Record<string, unknown>, number][] = [
+      [{ amount: 1_000_000_000 }, 1_000_000_000],
+      [{ amount_cents: 100_000_000_000 }, 1_000_000_000],
+      [{ amount: 0 }, 0],
+      [{ event_type: 'refund', amount: -1_000_000_000 }, -1_000_000_000],
+      [{ event_type: 'refund', amount_cents: -250 }, -2.5],
+      [{ event_type: 'refund', amount: '-3.5' }, -3.5],
+    ];
+    for (const [money, stored] of cases) {
+      const tx = uniqueId('edge-amt');
+      await recordEvent({ transaction_id: tx, ...money });
+      expect((await ledgerRow(tx)).amount, JSON.stringify(money)).toBe(stored);
+    }
+  });
+});
