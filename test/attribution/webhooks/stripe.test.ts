@@ -70,6 +70,31 @@ describe('Stripe signatures', () => {
     expect(await connectionOf(t, brand.cookie, stripe.id)).toMatchObject({ status: 'connected', last_error: null });
   });
 
+  it('holds the window to the timestamp that verified: a replayed delivery with a second t= or a spaced t= is refused (CONTRACT 10)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const old = now - 3 * 86_400;
+    const purchase = stripeEvent('checkout.session.completed', session({ id: `cs_replay_${now}` }));
+    const signedThen = stripeSignature(purchase, [SECRET], old); // t=<old>,v1=<sig>
+    const v1 = signedThen.slice(signedThen.indexOf(',') + 1);
+    for (const header of [
+      `t=${now},t=${old},${v1}`,
+      ` t=${now},t=${old},${v1}`,
+      `t=${old},t=${now},${v1}`,
+      `t=${old},${v1}, t=${now}`,
+      `t=${old},${v1},t=${old}`,
+    ]) {
+      const res = await send(purchase, header);
+      expect(res.status, header).toBe(401);
+      expect(await connectionOf(t, brand.cookie, stripe.id)).toMatchObject({ status: 'error' });
+    }
+    // One t, with or without a leading space, is held to the window.
+    expect(await send(purchase, ` ${signedThen}`)).toEqual({ status: 401, body: { error: 'timestamp_out_of_tolerance' } });
+    expect((await send(purchase, `t=${now},t=${old},${v1}`)).body).toEqual({ error: 'signature_timestamp_repeated' });
+    expect((await ledgerRows(t, brand.brandId)).filter((r) => r.transaction_id === `cs_replay_${now}`)).toEqual([]);
+    // The same delivery signed now is accepted.
+    expect((await send(purchase)).status).toBe(200);
+  });
+
   it('without a stored signing secret nothing verifies', async () => {
     const other = await brandWithSession(t, 'NoSecret');
     const c = await connect(t, other.cookie, { provider: 'stripe' });

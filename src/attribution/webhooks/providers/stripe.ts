@@ -151,20 +151,39 @@ const handlers: Handlers<StripeEvent, Settings> = {
   },
 };
 
+/**
+ * `Stripe-Signature` read once, here: its one `t` and a header rebuilt from it for the library
+ * to verify, so the timestamp held to the window is the one whose signature verified (the
+ * library keeps the last `t=` and skips spaced keys; a replay once paired it with another `t`).
+ * More than one `t=` is refused, spaced or not.
+ */
+function signatureHeader(sent: string): { signedAt: number; canonical: string } {
+  const pairs = sent.split(',').map((item) => {
+    const eq = item.indexOf('=');
+    return eq < 0 ? ['', ''] : [item.slice(0, eq).trim(), item.slice(eq + 1).trim()];
+  });
+  const timestamps = pairs.filter(([key]) => key === 't').map(([, value]) => value!);
+  if (timestamps.length > 1) throw unauthenticated('signature_timestamp_repeated');
+  const t = timestamps[0];
+  if (t === undefined || !/^\d{1,12}$/.test(t)) throw unauthenticated('signature_mismatch');
+  const v1 = pairs.filter(([key]) => key === 'v1').map(([, value]) => `,v1=${value}`);
+  return { signedAt: Number(t), canonical: `t=${t}${v1.join('')}` };
+}
+
 export const stripe: Connector<Settings, Buffer, StripeEvent> = {
   provider: 'stripe',
   settingsSchema: stripeSettings,
 
   async authenticate(delivery, connection) {
     const secret = requireSigningSecret(connection.signingSecret);
-    const signature = header(delivery.headers, 'stripe-signature');
-    if (!signature) throw unauthenticated('signature_missing');
+    const sent = header(delivery.headers, 'stripe-signature');
+    if (!sent) throw unauthenticated('signature_missing');
+    const { signedAt, canonical } = signatureHeader(sent);
     try {
-      Stripe.webhooks.signature!.verifyHeader(delivery.body, signature, secret, 0);
+      Stripe.webhooks.signature!.verifyHeader(delivery.body, canonical, secret, 0);
     } catch {
       throw unauthenticated('signature_mismatch');
     }
-    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
     if (Math.abs(delivery.receivedAt.getTime() / 1000 - signedAt) > TOLERANCE_SECONDS) {
       throw unauthenticated('timestamp_out_of_tolerance');
     }
