@@ -9,13 +9,23 @@ export type CsvBody = {
   records: Iterable<unknown[]> | AsyncIterable<unknown[]>;
 };
 
+/** What a spreadsheet reads as the start of a formula (or, tab and CR, of a cell it re-parses). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * CONTRACT 10 (CSV formula injection): a text cell a spreadsheet would run is written with a
+ * leading `'`. Only string cells pass here (csv-stringify's cast by type): numbers are written
+ * from numbers, so a negative count stays a number, and dates are ISO text starting with a digit.
+ */
+export const neutraliseFormula = (text: string): string => (FORMULA_START.test(text) ? `'${text}` : text);
+
 /**
  * Streams a CSV answer: records flow through csv-stringify as they arrive, so nothing
  * holds the whole file. Cells with commas, quotes or line breaks are quoted and inner
  * quotes doubled. A failure half-way can only cut the body short (the status is sent).
  */
 export function sendCsv(reply: FastifyReply, body: CsvBody) {
-  const csv = stringify({ header: true, columns: [...body.columns] });
+  const csv = stringify({ header: true, columns: [...body.columns], cast: { string: neutraliseFormula } });
   pipeline(Readable.from(body.records), csv, (err) => {
     if (err) reply.log.error({ err }, 'CSV stream failed');
   });

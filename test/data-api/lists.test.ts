@@ -272,7 +272,7 @@ describe('CSV exports', () => {
       'Spring',
       acme.maya,
       'Maya Lopez',
-      '@maya',
+      "'@maya", // a text cell starting with @ is neutralised (CONTRACT 10)
       '300',
       '25',
       '3',
