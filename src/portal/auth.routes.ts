@@ -24,7 +24,7 @@ export const authOperations: Operations = {
       401: errorSchema('invalid_credentials'),
       403: errorSchema('forbidden_origin'),
       422: errorSchema('invalid_request'),
-      429: errorSchema('rate_limited: too many failed logins for this account or address; see Retry-After'),
+      429: errorSchema('rate_limited: too many failed logins for this account from this address, or from this address; see Retry-After'),
     },
   },
   'POST /logout': {

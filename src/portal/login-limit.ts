@@ -5,9 +5,10 @@ import { HttpError } from '../http/errors';
 import { sha256 } from '../secrets';
 
 /**
- * Failed logins allowed per window, per account (email) and per client IP. Per-IP limiting
- * keys on `req.ip`: behind a reverse proxy, Fastify's `trustProxy` must name the proxy or
- * every client shares the proxy's address (and one limit).
+ * Failed logins allowed per window: per account (email) from one client IP, and per client IP
+ * across accounts. Keying the account's lock on the IP too (CONTRACT 10) keeps a stranger's
+ * guesses from locking the owner out. Both key on `req.ip`: behind a reverse proxy, Fastify's
+ * `trustProxy` must name the proxy or every client shares the proxy's address (and one limit).
  */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
 
@@ -20,7 +21,7 @@ const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('P
 const GIVE_BACK = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end`;
 
 export type LoginLimits = {
-  /** Takes an attempt from the account and the IP; answers 429 (with Retry-After) when either is spent. */
+  /** Takes an attempt from the account at this IP and from the IP; answers 429 (with Retry-After) when either is spent. */
   take(req: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** Gives the attempts back after a successful login: only failures count. */
   giveBack(req: FastifyRequest): Promise<void>;
@@ -48,9 +49,9 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
   }
   await app.register(rateLimit, { global: false, store: LoginAttemptStore });
 
-  // Both read the login body, which the route has validated before taking an attempt.
-  const accountKey = (req: FastifyRequest) => `account:${sha256((req.body as { email: string }).email.trim().toLowerCase())}`;
+  // The account key reads the login body, which the route has validated before taking an attempt.
   const ipKey = (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}`;
+  const accountKey = (req: FastifyRequest) => `account:${sha256((req.body as { email: string }).email.trim().toLowerCase())}:${ipKey(req)}`;
   const limiters = [
     { keyOf: accountKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perAccount, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: accountKey }) },
     { keyOf: ipKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perIp, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: ipKey }) },

@@ -9,7 +9,7 @@ let t: TestService;
 beforeAll(async () => {
   t = await startTestService({ workers: false });
   const brand = await createBrand(t, { name: 'Acme' });
-  for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test']) await createPortalUser(t, brand.id, email);
+  for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test', 'owner@acme.test']) await createPortalUser(t, brand.id, email);
 });
 afterAll(async () => destroyTestService(t));
 
@@ -27,6 +27,16 @@ describe('login rate limits', () => {
     expect(retryAfter).toBeLessThanOrEqual(LOGIN_LIMITS.windowMs / 1000);
     // Another account from the same address is not affected.
     expect((await login('regular@acme.test', PORTAL_PASSWORD)).statusCode).toBe(200);
+  });
+
+  it('locks the account for that client IP only: the right password from another IP still logs in (CONTRACT 10)', async () => {
+    const attacker = '10.0.9.1';
+    for (let i = 0; i < LOGIN_LIMITS.perAccount; i++) expect((await login('owner@acme.test', 'wrong password!', attacker)).statusCode).toBe(401);
+    expect((await login('owner@acme.test', PORTAL_PASSWORD, attacker)).statusCode).toBe(429);
+    const owner = await login('owner@acme.test', PORTAL_PASSWORD, '10.0.9.2');
+    expect(owner.statusCode, owner.body).toBe(200);
+    // Still locked for the attacker's address.
+    expect((await login('owner@acme.test', PORTAL_PASSWORD, attacker)).statusCode).toBe(429);
   });
 
   it('counts failures only: successful logins give their attempt back', async () => {
