@@ -1,6 +1,11 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ClickRecorder } from './attribution/clicks/record';
+import { RecentAppClicks } from './attribution/installs/ip-clicks';
 import { createLedger } from './attribution/ledger/record';
+import { AttributionHosts } from './attribution/link-host/hosts';
+import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
+import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
 import { publicAttributionRoutes } from './attribution/public';
 import { webhookRoutes } from './attribution/webhooks/routes';
@@ -20,11 +25,20 @@ import type { Services } from './services';
  * requests into it, `main.ts` listens. Each capability is one plugin.
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
+  const { db, redis, config, log } = services;
+  const hosts = new AttributionHosts(db, services.linkChanges, log);
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: services.config.trustProxy,
+    // A client must send its whole request within requestTimeout (a slow sender cannot hold a
+    // socket); idle sockets close after connectionTimeout, idle keep-alive ones sooner.
+    requestTimeout: services.config.timeouts.requestMs,
+    connectionTimeout: 120_000,
+    keepAliveTimeout: 65_000,
+    // A URL Fastify cannot route (malformed percent-encoding) still gets HTML on a link domain.
+    frameworkErrors: unroutableUrl(hosts),
   });
   app.setErrorHandler(errorHandler);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
@@ -36,6 +50,17 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     );
   });
 
+  // Two front doors to one click path: POST /clicks and the link host (GET on an attribution domain).
+  const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
+  const clicks = new ClickRecorder({
+    secretKey: config.secretKey,
+    queues: services.queues,
+    clickLinks: new ClickLinks(db, services.linkChanges),
+    recentAppClicks,
+    log,
+  });
+  linkHostRoutes(app, { hosts, clicks, log, mayRecord: async () => true });
+
   await app.register(cookie);
   const opts = { services };
   await app.register(healthRoutes, opts);
@@ -45,7 +70,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);
-  await app.register(publicAttributionRoutes, { ...opts, ledger, prefix: '/api/public/attribution' });
+  await app.register(publicAttributionRoutes, { ...opts, ledger, clicks, recentAppClicks, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, opts);
   await app.register(webhookRoutes, {

@@ -4,10 +4,12 @@ import { addDays } from '../data-api/params';
 import { type DateRange, previousRange } from './range';
 
 /**
- * A brand's headline numbers for a range and for the range of equal length before it, in
- * two ClickHouse queries over both ranges at once (definitions in the README):
+ * A brand's headline numbers for a range and for the range of equal length before it, with
+ * one item per day of each for the chart, in one ClickHouse statement over both ranges
+ * (definitions in the README):
  *
- * - clicks: clicks in range, from the per-day rollup `clicks_daily` (clickhouse/0020);
+ * - clicks: people's clicks in range, and apart `bot_clicks` (crawlers, previews, prefetches),
+ *   from the per-day projection of `clicks` (clickhouse/0030);
  * - installs: installs that occurred in range (deduplicated by id: FINAL);
  * - conversions: live ledger rows that are not refunds;
  * - revenue: per currency, the sum of live rows, refunds (stored negative) included;
@@ -16,92 +18,81 @@ import { type DateRange, previousRange } from './range';
  * Sandbox rows never count. Which currencies show: src/attribution/reporting/money.ts, the
  * rule the per-link and per-code totals follow too.
  */
-export type Totals = { clicks: number; installs: number; conversions: number; revenue: Money; refunds: Money };
+export type Totals = { clicks: number; bot_clicks: number; installs: number; conversions: number; revenue: Money; refunds: Money };
 /** One day of the chart; `revenue` per currency by the same rule as the totals. */
 export type Day = { date: string; clicks: number; installs: number; conversions: number; revenue: Money };
 export type Overview = DateRange & Totals & { daily: Day[]; previous: DateRange & Totals & { daily: Day[] } };
 
+/**
+ * A row of the overview statement: a fact's count on one day (`ledger`: per currency too), or
+ * `ledger_total`, a range's ledger totals per currency (summed exactly, not from rounded days),
+ * dated on the first day of its range.
+ */
+type DayRow = { fact: 'clicks' | 'bot_clicks' | 'installs' | 'ledger' | 'ledger_total'; date: string; currency: string; n: number; revenue: number | null; refunds: number | null };
+
 export async function overview(warehouse: Warehouse, brandId: string, range: DateRange): Promise<Overview> {
   const previous = previousRange(range);
-  // Both ranges are read in one pass: rows from `start` on are current, earlier ones previous.
-  const params = { brand: brandId, start: range.start_date, from: previous.start_date, to: range.end_date };
-  const [counts, ledger, days] = await Promise.all([
-    warehouse.rows<{ fact: 'clicks' | 'installs'; current: number; previous: number }>(
-      `SELECT 'clicks' AS fact, sumIf(clicks, day >= {start:Date32}) AS current, sumIf(clicks, day < {start:Date32}) AS previous
-       FROM clicks_daily
-       WHERE brand_id = {brand:String} AND day BETWEEN {from:Date32} AND {to:Date32}
-       UNION ALL
-       SELECT 'installs', countIf(toDate(occurred_at) >= {start:Date32}), countIf(toDate(occurred_at) < {start:Date32})
-       FROM installs FINAL
-       WHERE brand_id = {brand:String} AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}`,
-      params,
-    ),
-    warehouse.rows<{ currency: string; current: number; conversions: number; revenue: number | null; refunds: number | null }>(
-      `SELECT currency, toDate(occurred_at) >= {start:Date32} AS current,
-              countIf(event_type != 'refund') AS conversions,
-              ${REVENUE_SQL} AS revenue,
-              ${REFUNDS_SQL} AS refunds
-       FROM ledger FINAL
-       WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
-       GROUP BY currency, current
-       ORDER BY currency`,
-      params,
-    ),
-    dailyFacts(warehouse, params),
-  ]);
-
-  const totals = { current: emptyTotals(), previous: emptyTotals() };
-  for (const row of counts) {
-    totals.current[row.fact] = Number(row.current);
-    totals.previous[row.fact] = Number(row.previous);
-  }
-  for (const row of ledger) {
-    const t = Number(row.current) ? totals.current : totals.previous;
-    t.conversions += Number(row.conversions);
-    addMoney(t.revenue, row.currency, row.revenue);
-    addMoney(t.refunds, row.currency, row.refunds);
-  }
-  return {
-    start_date: range.start_date,
-    end_date: range.end_date,
-    ...totals.current,
-    daily: daySeries(range, days),
-    previous: { ...previous, ...totals.previous, daily: daySeries(previous, days) },
-  };
-}
-
-/**
- * The chart's numbers per day over both ranges, in one statement over the same tables as
- * the totals: clicks from the rollup, installs and the ledger per day (and currency).
- */
-async function dailyFacts(warehouse: Warehouse, params: { brand: string; from: string; to: string }): Promise<Map<string, Day>> {
-  const rows = await warehouse.rows<{ fact: 'clicks' | 'installs' | 'ledger'; date: string; currency: string; n: number; revenue: number | null }>(
-    `SELECT 'clicks' AS fact, toString(day) AS date, '' AS currency, sum(clicks) AS n, CAST(NULL AS Nullable(Float64)) AS revenue
-     FROM clicks_daily
-     WHERE brand_id = {brand:String} AND day BETWEEN {from:Date32} AND {to:Date32}
-     GROUP BY day
+  // Clicks are grouped by the projection's own keys (day, bot) so that ClickHouse reads the projection.
+  const rows = await warehouse.rows<DayRow>(
+    `SELECT if(bot = 1, 'bot_clicks', 'clicks') AS fact, toString(day) AS date, '' AS currency, n,
+            CAST(NULL AS Nullable(Float64)) AS revenue, CAST(NULL AS Nullable(Float64)) AS refunds
+     FROM (
+       SELECT toDate(clicked_at) AS day, bot, count() AS n
+       FROM clicks
+       WHERE brand_id = {brand:String} AND toDate(clicked_at) BETWEEN {from:Date32} AND {to:Date32}
+       GROUP BY day, bot
+     )
      UNION ALL
-     SELECT 'installs', toString(toDate(occurred_at)) AS date, '', count(), NULL
+     SELECT 'installs', toString(toDate(occurred_at)) AS date, '', count(), NULL, NULL
      FROM installs FINAL
      WHERE brand_id = {brand:String} AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
      GROUP BY date
      UNION ALL
-     SELECT 'ledger', toString(toDate(occurred_at)) AS date, currency, countIf(event_type != 'refund'), ${REVENUE_SQL}
+     SELECT 'ledger', toString(toDate(occurred_at)) AS date, currency, countIf(event_type != 'refund'), ${REVENUE_SQL}, NULL
      FROM ledger FINAL
      WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
-     GROUP BY date, currency`,
-    params,
+     GROUP BY date, currency
+     UNION ALL
+     SELECT 'ledger_total', if(toDate(occurred_at) >= {start:Date32}, {start:String}, {from:String}) AS date, currency,
+            countIf(event_type != 'refund'), ${REVENUE_SQL}, ${REFUNDS_SQL}
+     FROM ledger FINAL
+     WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
+     GROUP BY date, currency
+     ORDER BY currency`,
+    { brand: brandId, start: range.start_date, from: previous.start_date, to: range.end_date },
   );
+  const current = summarise(range, rows);
+  return { ...range, ...current, previous: { ...previous, ...summarise(previous, rows) } };
+}
+
+/** The totals and the day series of `range` from the per-day rows of both ranges. */
+function summarise(range: DateRange, rows: DayRow[]): Totals & { daily: Day[] } {
+  const totals: Totals = { clicks: 0, bot_clicks: 0, installs: 0, conversions: 0, revenue: {}, refunds: {} };
   const days = new Map<string, Day>();
   for (const row of rows) {
+    if (row.date < range.start_date || row.date > range.end_date) continue;
+    const n = Number(row.n);
+    if (row.fact === 'bot_clicks') {
+      totals.bot_clicks += n;
+      continue;
+    }
+    if (row.fact === 'ledger_total') {
+      totals.conversions += n;
+      addMoney(totals.revenue, row.currency, row.revenue);
+      addMoney(totals.refunds, row.currency, row.refunds);
+      continue;
+    }
     const day = days.get(row.date) ?? { date: row.date, clicks: 0, installs: 0, conversions: 0, revenue: {} };
     days.set(row.date, day);
     if (row.fact === 'ledger') {
-      day.conversions += Number(row.n);
+      day.conversions += n;
       addMoney(day.revenue, row.currency, row.revenue);
-    } else day[row.fact] += Number(row.n);
+    } else {
+      day[row.fact] += n;
+      totals[row.fact] += n;
+    }
   }
-  return days;
+  return { ...totals, daily: daySeries(range, days) };
 }
 
 /** One item per day of `range`, zero on days without facts. */
@@ -111,8 +102,4 @@ function daySeries(range: DateRange, days: Map<string, Day>): Day[] {
     series.push(days.get(date) ?? { date, clicks: 0, installs: 0, conversions: 0, revenue: {} });
   }
   return series;
-}
-
-function emptyTotals(): Totals {
-  return { clicks: 0, installs: 0, conversions: 0, revenue: {}, refunds: {} };
 }

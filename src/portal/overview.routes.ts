@@ -16,6 +16,7 @@ const day = z.object({ date: z.iso.date(), ...counts });
 const totals = z.object({
   ...dateRange,
   ...counts,
+  bot_clicks: z.number().int().describe('Clicks by crawlers, link previews and prefetches: stored, never in clicks'),
   refunds: money.describe('Refunded amounts per currency, positive'),
   daily: z
     .array(day)

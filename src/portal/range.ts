@@ -33,7 +33,7 @@ export async function portalRange(warehouse: Warehouse, brandId: string, q: Rang
 async function firstFactDay(warehouse: Warehouse, brandId: string): Promise<string | null> {
   const [row] = await warehouse.rows<{ first: string | null }>(
     `SELECT minOrNull(day) AS first FROM (
-       SELECT minOrNull(day) AS day FROM clicks_daily WHERE brand_id = {brand:String}
+       SELECT minOrNull(day) AS day FROM (SELECT toDate(clicked_at) AS day FROM clicks WHERE brand_id = {brand:String} GROUP BY day)
        UNION ALL SELECT minOrNull(toDate(occurred_at)) FROM installs WHERE brand_id = {brand:String}
        UNION ALL SELECT minOrNull(toDate(occurred_at)) FROM ledger WHERE brand_id = {brand:String}
      )`,

@@ -250,8 +250,8 @@ describe('link totals from ClickHouse', () => {
 
     // The portal reads the same totals over a date range.
     const november = await linkTotals(warehouse, [a, b, c], { start: new Date('2026-11-01T00:00:00Z'), end: new Date('2026-12-01T00:00:00Z') });
-    expect(november.get(a.id)).toEqual({ clicks: 3, installs: 2, conversions: 4, revenue: { USD: 54.99, EUR: 9.99 } });
-    expect(november.get(c.id)).toEqual({ clicks: 0, installs: 0, conversions: 0, revenue: {} });
+    expect(november.get(a.id)).toEqual({ clicks: 3, bot_clicks: 0, installs: 2, conversions: 4, revenue: { USD: 54.99, EUR: 9.99 } });
+    expect(november.get(c.id)).toEqual({ clicks: 0, bot_clicks: 0, installs: 0, conversions: 0, revenue: {} });
     expect(await linkTotals(warehouse, [])).toEqual(new Map());
   });
 });

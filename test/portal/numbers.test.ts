@@ -130,6 +130,7 @@ describe('GET /overview', () => {
       start_date: addDays(today, -29),
       end_date: today,
       clicks: 4,
+      bot_clicks: 0,
       installs: 2,
       conversions: 3,
       revenue: { USD: 39.99, EUR: 9.99 },
@@ -142,6 +143,7 @@ describe('GET /overview', () => {
         start_date: addDays(today, -59),
         end_date: addDays(today, -30),
         clicks: 2,
+        bot_clicks: 0,
         installs: 0,
         conversions: 1,
         revenue: { USD: 20 },
@@ -231,7 +233,7 @@ describe('GET /links', () => {
       expect.objectContaining({ id: String(fx.anna2.id), slug: 'anna2', clicks: 1, installs: 0, conversions: 0, revenue: {} }),
     ]);
     expect(Object.keys(body.data[0]).sort()).toEqual(
-      ['active', 'android_url', 'clicks', 'conversions', 'creator', 'destination_url', 'domain', 'domain_id', 'id', 'installs', 'ios_url', 'revenue', 'slug', 'type'].sort(),
+      ['active', 'android_url', 'bot_clicks', 'clicks', 'conversions', 'creator', 'destination_url', 'domain', 'domain_id', 'id', 'installs', 'ios_url', 'revenue', 'slug', 'type'].sort(),
     );
     expect(res.body).not.toContain(fx.brandA.pixel_key);
     expect(res.body).not.toContain(fx.brandA.id);

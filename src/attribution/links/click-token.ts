@@ -9,6 +9,9 @@ import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
  * - tag (12 bytes): HMAC-SHA256 of link id ‖ nonce keyed with SECRET_KEY, truncated.
  *   Without the key nobody can mint a token for a link, so a token pasted into
  *   another brand's app or forged for a link id never credits anything.
+ *
+ * A bot's or link preview's click gets a token tagged under another key (`bot:` ‖ secret):
+ * it looks like any token, but `clickTokenLinkId` never verifies it, so it credits nothing.
  */
 export const CLICK_TOKEN_PREFIX = 'svc_';
 
@@ -21,6 +24,8 @@ const TOKEN_BYTES = PAYLOAD_BYTES + TAG_BYTES;
 function tag(secret: string, payload: Buffer): Buffer {
   return createHmac('sha256', secret).update(payload).digest().subarray(0, TAG_BYTES);
 }
+
+const botSecret = (secret: string) => `bot:${secret}`;
 
 /**
  * Nonces come from a block of random bytes filled 4 KiB at a time: one system call
@@ -37,11 +42,11 @@ function copyNonce(target: Buffer, offset: number): void {
   nonces.used += NONCE_BYTES;
 }
 
-export function mintClickToken(secret: string, linkId: number): string {
+export function mintClickToken(secret: string, linkId: number, { bot = false } = {}): string {
   const payload = Buffer.alloc(PAYLOAD_BYTES);
   payload.writeBigUInt64BE(BigInt(linkId), 0);
   copyNonce(payload, LINK_ID_BYTES);
-  return CLICK_TOKEN_PREFIX + Buffer.concat([payload, tag(secret, payload)]).toString('base64url');
+  return CLICK_TOKEN_PREFIX + Buffer.concat([payload, tag(bot ? botSecret(secret) : secret, payload)]).toString('base64url');
 }
 
 /** The id of the link that minted `token`, or null when the token is malformed or its tag does not verify. */

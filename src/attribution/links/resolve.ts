@@ -9,6 +9,7 @@ export type ServedLink = {
   id: number;
   brandId: string;
   brandName: string;
+  brandLogoUrl: string | null;
   creatorId: string;
   domain: string;
   slug: string;
@@ -81,6 +82,7 @@ export class ClickLinks {
         'l.id',
         'l.brand_id as brandId',
         'b.name as brandName',
+        'b.logo_url as brandLogoUrl',
         'l.creator_id as creatorId',
         'd.hostname as domain',
         'l.slug',

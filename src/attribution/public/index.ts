@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
 import type { Services } from '../../services';
-import { RecentAppClicks } from '../installs/ip-clicks';
+import type { ClickRecorder } from '../clicks/record';
+import type { RecentAppClicks } from '../installs/ip-clicks';
 import { InstallRecorder } from '../installs/record';
 import type { Ledger } from '../ledger/record';
-import { ClickLinks } from '../links/resolve';
 import { clickRoutes } from './clicks.routes';
 import { eventRoutes } from './events.routes';
 import { installRoutes } from './installs.routes';
@@ -14,8 +14,7 @@ import { PixelKeys } from './pixel-keys';
 export type PublicDeps = {
   services: Services;
   pixelKeys: PixelKeys;
-  clickLinks: ClickLinks;
-  recentAppClicks: RecentAppClicks;
+  clicks: ClickRecorder;
   installs: InstallRecorder;
   ledger: Ledger;
 };
@@ -26,16 +25,17 @@ export type PublicDeps = {
  * answers carry `Access-Control-Allow-Origin: *`, and JSON sent as text/plain (the
  * form `navigator.sendBeacon` uses to avoid a preflight) is read as JSON.
  */
-export async function publicAttributionRoutes(app: FastifyInstance, { services, ledger }: { services: Services; ledger: Ledger }) {
-  const { db, queues, log, redis, config } = services;
+export async function publicAttributionRoutes(
+  app: FastifyInstance,
+  { services, ledger, clicks, recentAppClicks }: { services: Services; ledger: Ledger; clicks: ClickRecorder; recentAppClicks: RecentAppClicks },
+) {
+  const { db, queues, log } = services;
   // The ledger's credit sources: installs and events then share one memo of links.
   const { credit } = ledger;
-  const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
   const deps: PublicDeps = {
     services,
     pixelKeys: new PixelKeys(db),
-    clickLinks: new ClickLinks(db, services.linkChanges),
-    recentAppClicks,
+    clicks,
     installs: new InstallRecorder({ db, queues, log, credit, recentAppClicks }),
     ledger,
   };

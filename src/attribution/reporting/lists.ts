@@ -34,6 +34,8 @@ export type LinkItem = {
   android_url: string | null;
   creator: { id: string; name: string };
   clicks: number;
+  /** Clicks by crawlers, link previews and prefetches: stored, never in `clicks` (CONTRACT 9). */
+  bot_clicks: number;
   installs: number;
   conversions: number;
   revenue: Money;

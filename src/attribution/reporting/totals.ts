@@ -8,8 +8,9 @@ export type { Money };
  * Attribution totals read from ClickHouse for the rows of one list page, always bounded
  * to the ids asked for and to their brands (the leading key of every fact table).
  *
- * - clicks: from the per-link daily rollup `clicks_daily` (clickhouse/0020_portal_rollups.sql;
- *   exact, as each click is written once), so a year of clicks is a few rows per link.
+ * - clicks: people's clicks, and apart `bot_clicks` (crawlers, previews, prefetches), read from
+ *   the per-day projection of `clicks` (clickhouse/0030; exact, as each click is written once),
+ *   so a year of clicks is a few rows per link.
  * - installs: rows of `installs` credited to the link, deduplicated by id (FINAL).
  * - conversions: live (sandbox = 0) ledger rows whose event_type is not `refund`.
  * - revenue: sum of `amount` of live ledger rows per currency, refunds being stored
@@ -23,11 +24,11 @@ export type { Money };
  */
 
 export type CodeTotals = { conversions: number; revenue: Money };
-export type LinkTotals = CodeTotals & { clicks: number; installs: number };
+export type LinkTotals = CodeTotals & { clicks: number; bot_clicks: number; installs: number };
 
 /**
  * When the facts happened: clicked_at, or occurred_at for installs and ledger rows; [start, end).
- * Whole UTC days (midnight bounds): clicks are counted per day.
+ * Whole UTC days (midnight bounds): clicks are counted per day (the projection's grain).
  */
 export type TotalsRange = { start: Date; end: Date };
 
@@ -36,14 +37,17 @@ export async function linkTotals(
   links: readonly { id: number; brand_id: string }[],
   range?: TotalsRange,
 ): Promise<Map<number, LinkTotals>> {
-  const totals = new Map(links.map((l): [number, LinkTotals] => [l.id, { clicks: 0, installs: 0, conversions: 0, revenue: {} }]));
+  const totals = new Map(links.map((l): [number, LinkTotals] => [l.id, { clicks: 0, bot_clicks: 0, installs: 0, conversions: 0, revenue: {} }]));
   if (links.length === 0) return totals;
   const rows = await warehouse.rows<TotalsRow>(
     `SELECT * FROM (
-       SELECT 'clicks' AS kind, toString(link_id) AS id, '' AS currency, sum(clicks) AS n, NULL AS revenue
-       FROM clicks_daily
-       WHERE brand_id IN {brands:Array(String)} AND link_id IN {ids:Array(UInt64)} ${within('day', range)}
-       GROUP BY link_id
+       SELECT if(bot = 1, 'bot_clicks', 'clicks') AS kind, toString(link_id) AS id, '' AS currency, n, NULL AS revenue
+       FROM (
+         SELECT link_id, bot, count() AS n
+         FROM clicks
+         WHERE brand_id IN {brands:Array(String)} AND link_id IN {ids:Array(UInt64)} ${within('day', range)}
+         GROUP BY link_id, bot
+       )
        UNION ALL
        SELECT 'installs', toString(assumeNotNull(link_id)), '', count(), NULL
        FROM installs FINAL
@@ -79,7 +83,7 @@ export async function codeTotals(
  * or code (id as text); ledger rows (`conversions`) come one per currency, with its revenue,
  * ordered by currency so that `revenue` lists its currencies alphabetically.
  */
-type TotalsRow = { kind: 'clicks' | 'installs' | 'conversions'; id: string; currency: string; n: number; revenue: number | null };
+type TotalsRow = { kind: 'clicks' | 'bot_clicks' | 'installs' | 'conversions'; id: string; currency: string; n: number; revenue: number | null };
 
 /** Adds up: a link's conversions come in one row per currency. */
 function add(totals: (CodeTotals & Partial<LinkTotals>) | undefined, row: TotalsRow): void {
@@ -107,6 +111,8 @@ function bounds(brandIds: string[], range: TotalsRange | undefined): Record<stri
 
 function within(column: 'day' | 'occurred_at', range: TotalsRange | undefined): string {
   if (!range) return '';
-  if (column === 'day') return "AND day >= toDate({start:DateTime64(3, 'UTC')}) AND day < toDate({end:DateTime64(3, 'UTC')})";
+  if (column === 'day') {
+    return "AND toDate(clicked_at) >= toDate({start:DateTime64(3, 'UTC')}) AND toDate(clicked_at) < toDate({end:DateTime64(3, 'UTC')})";
+  }
   return `AND ${column} >= {start:DateTime64(3, 'UTC')} AND ${column} < {end:DateTime64(3, 'UTC')}`;
 }

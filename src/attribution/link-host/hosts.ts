@@ -1,0 +1,81 @@
+import type { ChangeFeed } from '../../db/change-feed';
+import type { Db } from '../../db/database';
+import type { Logger } from '../../logger';
+import { clickedDomain } from '../links/resolve';
+
+/** While the change feed is down, the host list is read again at most this often. */
+const STALE_MS = 5_000;
+const MAX_REMEMBERED_HOSTS = 10_000;
+
+/**
+ * Which `Host` headers name an attribution domain (CONTRACT 9). Every request asks, so the
+ * answer comes from memory: all registered hostnames, read once per generation of the
+ * `link_changes` feed (domains changed anywhere), and every STALE_MS while the feed is down.
+ * When Postgres cannot be read, the last list serves; with none, no host is a link host.
+ */
+export class AttributionHosts {
+  private hosts: Set<string> | undefined;
+  private generation = -1;
+  private readAt = 0;
+  private failed = false;
+  private reading: Promise<void> | undefined;
+  /** Raw Host header → the host as domains are stored, or null; bounded, cleared when full. */
+  private readonly normalized = new Map<string, string | null>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly changes: ChangeFeed,
+    private readonly log: Logger,
+  ) {}
+
+  /** The attribution domain `hostHeader` names (lower case, no port, no `www.`, ASCII), or null. */
+  async match(hostHeader: string | undefined): Promise<string | null> {
+    if (!hostHeader) return null;
+    const host = this.normalize(hostHeader);
+    if (!host) return null;
+    if (!this.fresh()) await this.read();
+    return this.hosts?.has(host) ? host : null;
+  }
+
+  private normalize(hostHeader: string): string | null {
+    let host = this.normalized.get(hostHeader);
+    if (host === undefined) {
+      host = clickedDomain(utf8Host(hostHeader));
+      if (this.normalized.size >= MAX_REMEMBERED_HOSTS) this.normalized.clear();
+      this.normalized.set(hostHeader, host);
+    }
+    return host;
+  }
+
+  private fresh(): boolean {
+    if (this.changes.live && this.generation === this.changes.generation) return true;
+    // A change heard is read at once, unless the last read failed: then, like without the feed, every STALE_MS.
+    return Date.now() - this.readAt < (this.changes.live && !this.failed ? 0 : STALE_MS);
+  }
+
+  private read(): Promise<void> {
+    this.reading ??= (async () => {
+      const generation = this.changes.generation;
+      try {
+        const rows = await this.db.selectFrom('domains').select('hostname').execute();
+        this.hosts = new Set(rows.map((r) => r.hostname));
+        this.generation = generation;
+        this.failed = false;
+      } catch (err) {
+        this.failed = true;
+        this.log.warn({ err }, 'could not read the attribution domains; the last list serves');
+      } finally {
+        this.readAt = Date.now();
+        this.reading = undefined;
+      }
+    })();
+    return this.reading;
+  }
+}
+
+/** Node reads header bytes as latin1: a Unicode host sent as raw UTF-8 is decoded back (punycode passes as is). */
+function utf8Host(header: string): string {
+  if (!/[^\x00-\x7f]/.test(header)) return header;
+  const decoded = Buffer.from(header, 'latin1').toString('utf8');
+  return decoded.includes('\uFFFD') ? header : decoded;
+}

@@ -1,0 +1,141 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from '../../logger';
+import { isBotVisit } from '../clicks/bots';
+import type { ClickAnswer, ClickRecorder, Visit } from '../clicks/record';
+import type { ServedLink } from '../links/resolve';
+import type { AttributionHosts } from './hosts';
+import { messagePage, type Page, smartInstallPage } from './pages';
+
+export type LinkHostDeps = {
+  hosts: AttributionHosts;
+  clicks: ClickRecorder;
+  log: Logger;
+  /** Whether a visit from this client address may be recorded (the per-IP limit); visits over it are still served. */
+  mayRecord(ip: string): Promise<boolean>;
+};
+
+/** Longest path a link is looked up for; longer ones are no link (slugs are far shorter). */
+const MAX_PATH = 2048;
+
+const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you followed does not lead anywhere right now. Check it with whoever shared it.');
+
+/**
+ * The link host (CONTRACT 9): a request whose Host is an attribution domain is a visit to a
+ * creator link, whatever its path; every other host goes on to the service's routes. A GET
+ * is recorded as a click through the same ClickRecorder as POST /clicks, then answered with
+ * a redirect (web links) or the smart install page (app links). Never JSON on these hosts.
+ */
+export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
+  app.addHook('onRequest', async (req, reply) => {
+    const domain = await deps.hosts.match(req.host);
+    if (!domain) return;
+    await serveVisit(req, reply, domain, deps);
+    return reply;
+  });
+}
+
+/**
+ * Fastify's `frameworkErrors`: a URL it cannot route (malformed percent-encoding) gets a 404
+ * page on an attribution domain, and Fastify's own 400 answer on any other host.
+ */
+export function unroutableUrl(hosts: AttributionHosts) {
+  return async (err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    if (await hosts.match(req.host)) {
+      sendPage(reply.header('cache-control', 'no-store'), 404, NOT_ACTIVE());
+      return;
+    }
+    const statusCode = err.statusCode ?? 400;
+    reply.code(statusCode).send({ error: 'Bad Request', code: err.code, message: err.message, statusCode });
+  };
+}
+
+async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: string, deps: LinkHostDeps): Promise<void> {
+  reply.header('cache-control', 'no-store');
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    sendPage(reply.header('allow', 'GET, HEAD'), 405, messagePage('Method not allowed', 'Creator links open with a plain visit (GET).'));
+    return;
+  }
+  const target = visitTarget(req.url);
+  if (target === 'robots') {
+    // Crawlers have nothing to index on a link domain; previews fetch regardless, and are told apart as bots.
+    reply.code(200).type('text/plain; charset=utf-8').send('User-agent: *\nDisallow: /\n');
+    return;
+  }
+  if (target === 'reserved' || target === null) {
+    sendPage(reply, 404, NOT_ACTIVE());
+    return;
+  }
+
+  let link: ServedLink | null;
+  try {
+    link = await deps.clicks.link(domain, target.slug);
+  } catch (err) {
+    deps.log.error({ err }, 'could not resolve a link for the link host');
+    sendPage(reply, 503, messagePage('Temporarily unavailable', 'This link cannot be opened right now. Please try again in a minute.'));
+    return;
+  }
+  if (!link) {
+    sendPage(reply, 404, NOT_ACTIVE());
+    return;
+  }
+
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const userAgent = header('user-agent');
+  const visit: Visit = {
+    query: target.query,
+    referrer: header('referer'),
+    userAgent,
+    country: header('cf-ipcountry') ?? header('x-country'),
+    ip: req.ip,
+    bot: isBotVisit(userAgent, header('sec-purpose') ?? header('purpose')),
+  };
+  const answer = await answerVisit(req, link, visit, deps);
+
+  if (answer.app) {
+    sendPage(reply, 200, smartInstallPage({ ...answer, app: answer.app }, link.brandLogoUrl));
+    return;
+  }
+  reply.code(302).header('location', answer.redirect_url).send();
+}
+
+/** Records a GET within the limits; a HEAD, a visit over a limit or one Redis cannot take is served without a click token. */
+async function answerVisit(req: FastifyRequest, link: ServedLink, visit: Visit, deps: LinkHostDeps): Promise<ClickAnswer> {
+  if (req.method !== 'GET' || !(await deps.mayRecord(req.ip))) return deps.clicks.unrecorded(link, visit);
+  try {
+    return await deps.clicks.record(link, visit);
+  } catch (err) {
+    deps.log.warn({ err }, 'could not queue a link-host click; the visitor is served without a click token');
+    return deps.clicks.unrecorded(link, visit);
+  }
+}
+
+type Target = { slug: string; query: string } | 'robots' | 'reserved' | null;
+
+/** The slug and raw query of a request URL; null for a path no link can have (malformed, NUL, too long). */
+function visitTarget(url: string): Target {
+  const q = url.indexOf('?');
+  const rawPath = q < 0 ? url : url.slice(0, q);
+  if (rawPath.length > MAX_PATH) return null;
+  let path: string;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    return null;
+  }
+  if (path.includes('\0')) return null;
+  if (path === '/robots.txt') return 'robots';
+  if (path === '/favicon.ico' || path.startsWith('/.well-known/')) return 'reserved';
+  return { slug: path.slice(1), query: q < 0 ? '' : url.slice(q + 1) };
+}
+
+function sendPage(reply: FastifyReply, status: number, page: Page): void {
+  reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', page.csp)
+    .header('x-content-type-options', 'nosniff')
+    .send(page.html);
+}
