@@ -48,7 +48,32 @@ const envSchema = z.object({
    * pinned Apple Root CA - G3, so tests can sign with a chain they make. Refused unless NODE_ENV=test.
    */
   TEST_APPLE_ROOT_CA: z.base64().min(1).optional(),
+  // A store down or hung never holds a request (CONTRACT 10): timeouts in milliseconds.
+  REDIS_COMMAND_TIMEOUT_MS: millis(2000),
+  PG_STATEMENT_TIMEOUT_MS: millis(4000),
+  PG_CONNECT_TIMEOUT_MS: millis(2000),
+  HEALTH_PROBE_TIMEOUT_MS: millis(1000),
+  /** Fastify's requestTimeout: the whole request (headers and body) must arrive within it. */
+  REQUEST_TIMEOUT_MS: millis(10_000),
+  /** Requests a minute (CONTRACT 10); 0 turns the limit off. */
+  RATE_LIMIT_DATA_API: perMinute(600),
+  RATE_LIMIT_PUBLIC_IP: perMinute(6000),
+  RATE_LIMIT_PIXEL_KEY: perMinute(0),
+  /** Redis memory the install IP match may hold, in MiB (docs/operations.md). */
+  IP_MATCH_MEMORY_MB: z.coerce.number().int().min(1).max(4096).default(64),
+  /** /healthz lists `ingestion_lag` past this age of the oldest fact not yet queryable. */
+  INGESTION_LAG_DEGRADED_SECONDS: z.coerce.number().int().min(1).default(300),
+  /** /healthz lists `queue_stalled:<kind>` when a queue's oldest waiting job is this old. */
+  QUEUE_STALLED_SECONDS: z.coerce.number().int().min(1).default(120),
 });
+
+function millis(fallback: number) {
+  return z.coerce.number().int().min(1).max(600_000).default(fallback);
+}
+
+function perMinute(fallback: number) {
+  return z.coerce.number().int().min(0).default(fallback);
+}
 
 export type Config = {
   env: 'development' | 'production' | 'test';
@@ -69,6 +94,11 @@ export type Config = {
   trustProxy: boolean | string;
   /** Set only under NODE_ENV=test (TEST_APPLE_ROOT_CA): replaces the pinned Apple root. */
   testAppleRootCa: Buffer | undefined;
+  timeouts: { redisCommandMs: number; pgStatementMs: number; pgConnectMs: number; healthProbeMs: number; requestMs: number };
+  /** Requests a minute; 0: off. */
+  rateLimits: { dataApi: number; publicIp: number; pixelKey: number };
+  ipMatchMemoryBytes: number;
+  degradedAfter: { ingestionLagSeconds: number; queueStalledSeconds: number };
 };
 
 export class ConfigError extends Error {}
@@ -107,6 +137,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dnsServers: e.DNS_SERVERS,
     trustProxy: e.TRUST_PROXY === undefined || e.TRUST_PROXY === 'false' ? false : e.TRUST_PROXY === 'true' || e.TRUST_PROXY,
     testAppleRootCa: e.TEST_APPLE_ROOT_CA ? Buffer.from(e.TEST_APPLE_ROOT_CA, 'base64') : undefined,
+    timeouts: {
+      redisCommandMs: e.REDIS_COMMAND_TIMEOUT_MS,
+      pgStatementMs: e.PG_STATEMENT_TIMEOUT_MS,
+      pgConnectMs: e.PG_CONNECT_TIMEOUT_MS,
+      healthProbeMs: e.HEALTH_PROBE_TIMEOUT_MS,
+      requestMs: e.REQUEST_TIMEOUT_MS,
+    },
+    rateLimits: { dataApi: e.RATE_LIMIT_DATA_API, publicIp: e.RATE_LIMIT_PUBLIC_IP, pixelKey: e.RATE_LIMIT_PIXEL_KEY },
+    ipMatchMemoryBytes: e.IP_MATCH_MEMORY_MB * 1024 * 1024,
+    degradedAfter: { ingestionLagSeconds: e.INGESTION_LAG_DEGRADED_SECONDS, queueStalledSeconds: e.QUEUE_STALLED_SECONDS },
   };
 }
 

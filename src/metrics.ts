@@ -32,7 +32,7 @@ export const factsWritten = new Counter({
 
 export const batchFailures = new Counter({
   name: 'svc_batch_failures_total',
-  help: 'Batches whose ClickHouse insert failed (their jobs are retried)',
+  help: 'Batches whose ClickHouse insert failed (their jobs are retried): insert failures',
   labelNames: ['kind'] as const,
   registers: [registry],
 });
@@ -41,6 +41,34 @@ export const queueDepth = new Gauge({
   name: 'svc_queue_jobs',
   help: 'Jobs per queue and state',
   labelNames: ['queue', 'state'] as const,
+  registers: [registry],
+});
+
+export const queueOldestWaiting = new Gauge({
+  name: 'svc_queue_oldest_waiting_seconds',
+  help: 'Age of the oldest job waiting to be taken, per queue (0: none); grows when no worker consumes',
+  labelNames: ['queue'] as const,
+  registers: [registry],
+});
+
+export const ingestionPendingAge = new Gauge({
+  name: 'svc_ingestion_pending_seconds',
+  help: 'Age of the oldest accepted fact not yet queryable in ClickHouse (queued, retrying, or waiting in the Postgres outbox), per kind: the accepted-to-queryable lag now',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const queueAddFailures = new Counter({
+  name: 'svc_queue_add_failures_total',
+  help: 'Rows whose add to a Redis queue failed (clicks are refused; installs and ledger rows wait in the outbox)',
+  labelNames: ['kind'] as const,
+  registers: [registry],
+});
+
+export const storeUp = new Gauge({
+  name: 'svc_store_up',
+  help: 'Whether the store answered its last health probe (1) or not (0)',
+  labelNames: ['store'] as const,
   registers: [registry],
 });
 

@@ -3,9 +3,11 @@ import type { Config } from './config';
 import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
 import { migratePostgres } from './db/migrate';
+import { RateLimiter } from './http/rate-limit';
 import type { Logger } from './logger';
 import { FactQueues } from './queues/queues';
-import { createRedis } from './queues/redis';
+import { createRedis, readyWithin } from './queues/redis';
+import { RepeatedLog } from './repeated-log';
 import { RELEASE_WAIT_MS } from './wait-for-release';
 import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
 import { migrateWarehouse } from './warehouse/migrate';
@@ -20,11 +22,14 @@ export type Services = {
   queues: FactQueues;
   /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
   linkChanges: ChangeFeed;
+  /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
+  rateLimiter: RateLimiter;
 };
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
   await ensureDatabase(config.databaseUrl);
-  const db = createDb(config.databaseUrl);
+  const { pgStatementMs, pgConnectMs, redisCommandMs } = config.timeouts;
+  const db = createDb(config.databaseUrl, 10, { statementMs: pgStatementMs, connectMs: pgConnectMs });
   const warehouse = await createWarehouse({
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
@@ -35,16 +40,23 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${RELEASE_WAIT_MS / 1000} s`,
       ),
   });
-  const redis = createRedis(config.redisUrl);
+  const redis = createRedis(config.redisUrl, 'client', redisCommandMs);
+  // ioredis reports every failed reconnect: one line a second while Redis is away.
+  const redisErrors = new RepeatedLog(log, 'warn', 'Redis unreachable', { countField: 'errors' });
+  redis.on('error', (err) => redisErrors.report({ err: err.message }));
+  await readyWithin(redis, 5000);
   const queues = new FactQueues(redis, config.queuePrefix);
   const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
   await linkChanges.start();
-  return { config, log, db, redis, warehouse, queues, linkChanges };
+  const rateLimiter = new RateLimiter(redis, config.queuePrefix, config.rateLimits);
+  return { config, log, db, redis, warehouse, queues, linkChanges, rateLimiter };
 }
 
 /** Applies pending Postgres and ClickHouse migrations. */
-export async function migrate(services: Pick<Services, 'db' | 'warehouse' | 'log'>): Promise<void> {
-  const pg = await migratePostgres(services.db);
+export async function migrate(services: Pick<Services, 'config' | 'warehouse' | 'log'>): Promise<void> {
+  // Its own pool, without the request path's statement timeout: a migration may take its time.
+  const db = createDb(services.config.databaseUrl, 1);
+  const pg = await migratePostgres(db).finally(() => db.destroy());
   const ch = await migrateWarehouse(services.warehouse);
   if (pg.length || ch.length) services.log.info({ postgres: pg, clickhouse: ch }, 'migrations applied');
 }

@@ -7,6 +7,7 @@ import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
 import { backoffDelay } from '../src/queues/queues';
 import type { Db } from '../src/db/database';
 import type { Warehouse } from '../src/warehouse/clickhouse';
+import { RepeatedLog } from '../src/repeated-log';
 
 /** What a writer's hooks may use. */
 export type WriterContext = { warehouse: Warehouse; db: Db };
@@ -54,8 +55,16 @@ export class BatchWorker {
   private chain: Promise<void> = Promise.resolve();
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
-  private readonly vanishedJobs = new Set<string>();
-  private vanishedReport: NodeJS.Timeout | undefined;
+  /**
+   * When Redis loses its data (emptied, restarted without its append-only file, failed over),
+   * every job in hand fails to complete with "Missing key". That is expected after such a
+   * loss, so one warning a second gives the count instead of an error per job.
+   */
+  private readonly vanished: RepeatedLog;
+  /** A ClickHouse outage fails every batch, retried with backoff: one warning a second. */
+  private readonly insertFailures: RepeatedLog;
+  /** Other worker errors (Redis away makes every worker report one per attempt). */
+  private readonly workerErrors: RepeatedLog;
 
   constructor(
     private readonly writer: FactWriter,
@@ -78,34 +87,22 @@ export class BatchWorker {
       maxStalledCount: 100,
       settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
     });
+    this.vanished = new RepeatedLog(
+      log,
+      'warn',
+      'jobs vanished from Redis before they completed (Redis emptied or failed over?): installs and ledger rows not yet confirmed are re-sent from the outbox; clicks not yet written are lost',
+      { countField: 'jobs' },
+    );
+    this.insertFailures = new RepeatedLog(log, 'warn', 'batch insert failed; jobs will retry', { countField: 'batches' });
+    this.workerErrors = new RepeatedLog(log, 'error', 'worker error', { countField: 'errors' });
     this.worker.on('error', (err) => this.reportError(err));
   }
 
-  /**
-   * When Redis loses its data (emptied, restarted without its append-only file, failed over),
-   * every job in hand fails to complete with "Missing key". That is expected after such a
-   * loss, so one warning per second gives the count instead of an error per job.
-   */
   private reportError(err: Error): void {
     const vanished = /^Missing key for job (\S+?)\.? /.exec(err.message);
-    if (!vanished) {
-      this.log.error({ err, kind: this.writer.kind }, 'worker error');
-      return;
-    }
     // BullMQ may report one job more than once (each of its commands that found it missing).
-    this.vanishedJobs.add(vanished[1]!);
-    this.vanishedReport ??= setTimeout(() => this.reportVanished(), 1000);
-  }
-
-  private reportVanished(): void {
-    clearTimeout(this.vanishedReport);
-    this.vanishedReport = undefined;
-    if (this.vanishedJobs.size === 0) return;
-    this.log.warn(
-      { kind: this.writer.kind, jobs: this.vanishedJobs.size },
-      'jobs vanished from Redis before they completed (Redis emptied or failed over?): installs and ledger rows not yet confirmed are re-sent from the outbox; clicks not yet written are lost',
-    );
-    this.vanishedJobs.clear();
+    if (vanished) this.vanished.report({ kind: this.writer.kind }, vanished[1]!);
+    else this.workerErrors.report({ err, kind: this.writer.kind });
   }
 
   private take(job: Job<FactJobData>): Promise<void> {
@@ -149,7 +146,7 @@ export class BatchWorker {
       await this.writer.afterInsert?.(all, this.ctx);
     } catch (err) {
       batchFailures.inc({ kind });
-      this.log.warn({ err, kind, jobs: batch.length, rows: rows.length }, 'batch insert failed; jobs will retry');
+      this.insertFailures.report({ err, kind, jobs: batch.length, rows: rows.length });
       for (const w of batch) w.reject(err);
       return;
     }
@@ -202,6 +199,8 @@ export class BatchWorker {
     await this.drain();
     await closing;
     await this.drain();
-    this.reportVanished();
+    this.vanished.flush();
+    this.insertFailures.flush();
+    this.workerErrors.flush();
   }
 }

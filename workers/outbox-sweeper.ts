@@ -31,6 +31,14 @@ export async function confirmWarehoused(db: Db, kind: OutboxKind, ids: string[])
   await sql`DELETE FROM fact_outbox WHERE kind = ${kind} AND id = ANY(${ids}::text[])`.execute(db);
 }
 
+/** Seconds since the oldest fact still pending in each outbox was accepted (0: none); one index look-up each. */
+export async function outboxPendingSeconds(db: Db): Promise<Record<OutboxKind, number>> {
+  const { rows } = await sql<{ kind: OutboxKind; age: number | null }>`
+    SELECT k.kind, extract(epoch FROM now() - (SELECT min(o.recorded_at) FROM fact_outbox o WHERE o.kind = k.kind))::float8 AS age
+    FROM (VALUES ${sql.join(OUTBOXES.map((o) => sql`(${o.kind})`))}) AS k(kind)`.execute(db);
+  return Object.fromEntries(rows.map((r) => [r.kind, Math.max(0, r.age ?? 0)])) as Record<OutboxKind, number>;
+}
+
 export type SweeperOptions = {
   /** Rows younger than this are left to their own job, unless recorded before the sweeper started. */
   graceMs?: number;

@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../http/errors';
+import { enforceRateLimits } from '../http/rate-limit';
 import type { Services } from '../services';
-import { ApiKeys } from './auth';
+import { ApiKeys, apiKeyOf } from './auth';
 import { sendCsv } from './csv';
 import { openApiDocument } from './openapi';
 import { parseQuery, resolveScope, todayUtc } from './params';
@@ -21,8 +22,10 @@ export async function dataApiRoutes(app: FastifyInstance, { services }: { servic
   app.get('/openapi.json', async () => document);
 
   /** Authenticates, loads the brand, validates the parameters and resolves the scope (in that order). */
-  async function open(req: FastifyRequest, endpoint: Endpoint): Promise<DataRequest<never>> {
+  async function open(req: FastifyRequest, reply: FastifyReply, endpoint: Endpoint): Promise<DataRequest<never>> {
     const brandId = await apiKeys.brandIdFor(req);
+    // Per API key (CONTRACT 10): counted once the key is known to be valid.
+    await enforceRateLimits(reply, services.rateLimiter, [['data_api', apiKeyOf(req)!]]);
     const [brand, campaigns] = await Promise.all([
       db
         .selectFrom('brands')
@@ -59,7 +62,7 @@ export async function dataApiRoutes(app: FastifyInstance, { services }: { servic
 
   for (const endpoint of endpoints) {
     app.get(endpoint.path, async (req, reply) => {
-      const r = await open(req, endpoint);
+      const r = await open(req, reply, endpoint);
       if (endpoint.kind === 'csv') return sendCsv(reply, await endpoint.handle(r));
       const { data, pagination } = await endpoint.handle(r);
       const meta = {

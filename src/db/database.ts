@@ -9,8 +9,25 @@ pg.types.setTypeParser(1082, (v) => v);
 
 export type Db = Kysely<Database>;
 
-export function createDb(databaseUrl: string, max = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max });
+/** Limits of a pool on the request path (CONTRACT 10): a Postgres down or hung fails the statement instead of holding it. */
+export type PgTimeouts = { statementMs: number; connectMs: number };
+
+/**
+ * A pool of up to `max` connections. With `timeouts`, a connection must open within
+ * `connectMs` (also the longest wait for a free one), and a statement is cancelled by the
+ * server after `statementMs`, or given up by the client shortly after when the server
+ * itself is hung. Without, statements may run as long as they need (migrations, CLI, workers).
+ */
+export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts): Db {
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max,
+    ...(timeouts && {
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      query_timeout: timeouts.statementMs + 250,
+    }),
+  });
   // An idle client that the server disconnects (restart, failover) emits 'error';
   // the pool drops it and the next query opens a new one, so it must not crash us.
   pool.on('error', () => {});

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
+import { RepeatedLog } from '../repeated-log';
 
 /** An error answered as `status` with a JSON body, e.g. `{"error":"not_found"}`. */
 export class HttpError extends Error {
@@ -39,8 +40,32 @@ function errorAnswer(err: FastifyError | Error, req: FastifyRequest): HttpError 
     return notJson ? invalidBody('the body is not valid JSON', 'invalid_json') : invalidBody(fe.message, 'bad_request');
   }
   if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) return new HttpError(fe.statusCode, { error: 'bad_request', message: fe.message });
+  if (storeUnavailable(err)) {
+    unavailableLog ??= new RepeatedLog(req.server.log, 'warn', 'a store is down or hung: answered 503 unavailable', { countField: 'requests' });
+    unavailableLog.report({ err: err.message, route: req.routeOptions.url });
+    return new HttpError(503, { error: 'unavailable' });
+  }
   req.log.error({ err }, 'unhandled error');
   return new HttpError(500, { error: 'internal_error' });
+}
+
+let unavailableLog: RepeatedLog | undefined;
+
+// Postgres refusing or unable to serve: no database, shutting down, starting, full, cancelled by statement_timeout.
+const PG_UNAVAILABLE = new Set(['3D000', '57P01', '57P02', '57P03', '53300', '57014']);
+const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+// What pg and ioredis throw when a store is gone or hung (their own messages, no codes).
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Command timed out|Stream isn't writeable|Connection is closed|Socket timeout|Reached the max retries per request limit)|is not currently accepting connections/;
+
+/** Whether `err` says Postgres or Redis cannot be reached or did not answer in time (CONTRACT 10: 503, never 500). */
+export function storeUnavailable(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 3) return false;
+  const { code } = err as { code?: unknown };
+  if (typeof code === 'string' && (PG_UNAVAILABLE.has(code) || code.startsWith('08') || NET_CODES.has(code))) return true;
+  if (err.name === 'MaxRetriesPerRequestError' || UNAVAILABLE_MESSAGES.test(err.message)) return true;
+  const nested = [err.cause, ...((err as { errors?: unknown[] }).errors ?? [])];
+  return nested.some((e) => storeUnavailable(e, depth + 1));
 }
 
 /** The app's error handler. */

@@ -1,24 +1,75 @@
 import type { FastifyInstance } from 'fastify';
-import { metricsText, registry } from '../metrics';
+import { outboxPendingSeconds } from '../../workers/outbox-sweeper';
+import { ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
+import { FACT_KINDS, type FactKind } from '../queues/facts';
 import type { Services } from '../services';
 
-/** GET /healthz and GET /metrics (CONTRACT 7). */
-export async function healthRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  app.get('/healthz', async (_req, reply) => {
-    const checks = await Promise.allSettled([
-      services.db.selectNoFrom((eb) => eb.val(1).as('one')).execute(),
-      services.redis.ping(),
+/** Settles with `p`, or rejects once `ms` have passed: a hung store fails its probe instead of holding it. */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+type Stores = { postgres: boolean; redis: boolean; clickhouse: boolean };
+
+/** Probes the three stores at once, each given `healthProbeMs` (CONTRACT 10), and sets the reachability gauges. */
+async function probeStores(services: Services): Promise<Stores> {
+  const ms = services.config.timeouts.healthProbeMs;
+  const checks = await Promise.allSettled([
+    within(services.db.selectNoFrom((eb) => eb.val(1).as('one')).execute(), ms),
+    within(services.redis.ping(), ms),
+    within(
       services.warehouse.ping().then((ok) => {
         if (!ok) throw new Error('clickhouse ping failed');
       }),
-    ]);
-    const [postgres, redis, clickhouse] = checks.map((c) => c.status === 'fulfilled');
-    if (postgres && redis && clickhouse) return { ok: true };
-    return reply.status(503).send({ ok: false, postgres, redis, clickhouse });
+      ms,
+    ),
+  ]);
+  const [postgres, redis, clickhouse] = checks.map((c) => c.status === 'fulfilled') as [boolean, boolean, boolean];
+  const stores: Stores = { postgres, redis, clickhouse };
+  for (const [store, up] of Object.entries(stores)) storeUp.set({ store }, up ? 1 : 0);
+  return stores;
+}
+
+/**
+ * What is degraded while the stores answer (CONTRACT 7): `queue_stalled:<kind>` when a queue's
+ * oldest waiting job is older than QUEUE_STALLED_SECONDS (nothing consumes it), `ingestion_lag`
+ * when the oldest accepted fact not yet queryable (in a queue, retrying, or in the outbox) is
+ * older than INGESTION_LAG_DEGRADED_SECONDS. Sets the gauges of /metrics on the way.
+ */
+async function degradedParts(services: Services): Promise<string[]> {
+  const [queues, outbox] = await Promise.all([services.queues.state(), outboxPendingSeconds(services.db)]);
+  const { ingestionLagSeconds, queueStalledSeconds } = services.config.degradedAfter;
+  const degraded: string[] = [];
+  let lagging = false;
+  for (const kind of FACT_KINDS) {
+    const pending = Math.max(queues[kind].oldestOpenSeconds, outbox[kind as keyof typeof outbox] ?? 0);
+    ingestionPendingAge.set({ kind }, pending);
+    if (pending > ingestionLagSeconds) lagging = true;
+    if (queues[kind].oldestWaitingSeconds > queueStalledSeconds) degraded.push(`queue_stalled:${kind satisfies FactKind}`);
+  }
+  return lagging ? ['ingestion_lag', ...degraded] : degraded;
+}
+
+/** GET /healthz and GET /metrics (CONTRACT 7). */
+export async function healthRoutes(app: FastifyInstance, { services }: { services: Services }) {
+  const ms = services.config.timeouts.healthProbeMs;
+
+  app.get('/healthz', async (_req, reply) => {
+    const stores = await probeStores(services);
+    if (!stores.postgres || !stores.redis || !stores.clickhouse) return reply.status(503).send({ ok: false, ...stores });
+    // Reading the queues' state is one more probe: when it does not answer in time, nothing is listed.
+    const degraded = await within(degradedParts(services), ms).catch(() => []);
+    return degraded.length ? { ok: true, degraded } : { ok: true };
   });
 
   app.get('/metrics', async (_req, reply) => {
-    await services.queues.counts().catch(() => undefined); // refresh queue depth gauges
+    // Refreshes the gauges; a store that does not answer leaves its last values.
+    const stores = await probeStores(services);
+    if (stores.postgres && stores.redis) await within(degradedParts(services), ms).catch(() => undefined);
     reply.header('content-type', registry.contentType);
     return metricsText();
   });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { queueDepth } from '../metrics';
+import { queueAddFailures, queueDepth, queueOldestWaiting } from '../metrics';
 import { FACT_KINDS, type FactJobData, type FactKind, type FactRow } from './facts';
 
 /**
@@ -42,6 +42,8 @@ function factJob(kind: FactKind, data: FactJobData) {
 const LINGER_MS: Record<FactKind, number> = { clicks: 2, placements: 0, placement_metrics: 0, installs: 20, ledger: 20 };
 const MAX_ROWS_PER_JOB = 2000;
 
+export type QueueState = { counts: Record<string, number>; oldestWaitingSeconds: number; oldestOpenSeconds: number };
+
 type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown): void }[]; lingering: boolean };
 
 /**
@@ -55,7 +57,10 @@ export class FactQueues {
   private adding = new Set<FactKind>();
   private inFlight = new Set<Promise<unknown>>();
 
-  constructor(connection: Redis, prefix: string) {
+  constructor(
+    private readonly connection: Redis,
+    prefix: string,
+  ) {
     this.queues = Object.fromEntries(
       FACT_KINDS.map((kind) => [kind, new Queue<FactJobData>(kind, { connection, prefix, defaultJobOptions: JOB_OPTIONS })]),
     ) as Record<FactKind, Queue<FactJobData>>;
@@ -124,8 +129,13 @@ export class FactQueues {
     for (let i = 0; i < rows.length; i += MAX_ROWS_PER_JOB) {
       jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt, ...(replay ? { replay } : {}) }));
     }
-    if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
-    else await this.queues[kind].addBulk(jobs);
+    try {
+      if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
+      else await this.queues[kind].addBulk(jobs);
+    } catch (err) {
+      queueAddFailures.inc({ kind }, rows.length);
+      throw err;
+    }
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -149,6 +159,43 @@ export class FactQueues {
       }),
     );
     return Object.fromEntries(entries) as Record<FactKind, Record<string, number>>;
+  }
+
+  /**
+   * Each queue's job counts, the age of its oldest waiting job (no consumer takes them when
+   * it grows) and of its oldest unfinished job (waiting, active or retrying: the lag of what
+   * it holds), in seconds; the gauges of /metrics follow. Reads job ids and timestamps only,
+   * never job data.
+   */
+  async state(): Promise<Record<FactKind, QueueState>> {
+    const counts = await this.counts();
+    const now = Date.now();
+    const entries = await Promise.all(
+      FACT_KINDS.map(async (kind) => {
+        const [waiting, open] = await Promise.all([
+          this.oldest(kind, ['wait', 'prioritized']),
+          this.oldest(kind, ['wait', 'prioritized', 'active', 'delayed']),
+        ]);
+        const oldestWaitingSeconds = waiting === null ? 0 : Math.max(0, (now - waiting) / 1000);
+        queueOldestWaiting.set({ queue: kind }, oldestWaitingSeconds);
+        const state: QueueState = {
+          counts: counts[kind],
+          oldestWaitingSeconds,
+          oldestOpenSeconds: open === null ? 0 : Math.max(0, (now - open) / 1000),
+        };
+        return [kind, state] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<FactKind, QueueState>;
+  }
+
+  /** When the oldest job of these states was added (ms), or null when they hold none. */
+  private async oldest(kind: FactKind, states: ('wait' | 'prioritized' | 'active' | 'delayed')[]): Promise<number | null> {
+    const queue = this.queues[kind];
+    const ids = await queue.getRanges(states, 0, 0, true);
+    const stamps = await Promise.all(ids.map((id) => this.connection.hget(queue.toKey(id), 'timestamp')));
+    const known = stamps.filter((t) => t !== null).map(Number);
+    return known.length ? Math.min(...known) : null;
   }
 
   async close(): Promise<void> {

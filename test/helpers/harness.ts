@@ -65,6 +65,9 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       DATA_DIR: processDataDir,
       PUBLIC_BASE_URL: 'http://svc.test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      // Tests send many requests from one address; the limit tests set their own (test/http/rate-limit.test.ts).
+      RATE_LIMIT_DATA_API: '0',
+      RATE_LIMIT_PUBLIC_IP: '0',
       ...opts.env,
     });
   const log = createLogger(config.logLevel);

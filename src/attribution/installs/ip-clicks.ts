@@ -1,44 +1,87 @@
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { DevicePlatform } from '../links/visitor';
 
 /** How long an app-link click can explain an install from the same IP. */
 export const IP_MATCH_WINDOW_MS = 24 * 60 * 60 * 1000;
 
+/** Default Redis memory of the IP match (CONTRACT 10: at most 64 MiB; IP_MATCH_MEMORY_MB). */
+export const DEFAULT_IP_MATCH_BYTES = 64 * 1024 * 1024;
+
+/** One remembered click: 8 bytes of fingerprint, the link id (uint32), the click's time in seconds (uint32). */
+const SLOT_BYTES = 16;
+/** The table is cut into strings of this size, each made whole on its first write, so Redis holds only chunks in use. */
+const CHUNK_BYTES = 64 * 1024;
+
+// Creates the chunk at its full size first: a string grown by SETRANGE alone may be given twice its length.
+const REMEMBER = `if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], string.rep('\\0', tonumber(ARGV[3]))) end
+redis.call('SETRANGE', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1`;
+
+type Slot = { key: string; offset: number; fingerprint: Buffer };
+
 /**
- * Recent clicks on a brand's app links by IP hash, for the install IP match (0.6,
- * report-only). One Redis hash per (brand, IP hash) under the queue prefix, one field
- * per device platform (`any` when the click had no user agent), each holding the last
- * clicked link and when. Desktop clicks are not kept: an install comes from a phone.
+ * Recent clicks on brands' app links by IP hash, for the install IP match (0.6, report-only).
+ * Whatever a flood of clicks carries, the memory is bounded (CONTRACT 10): a fixed table of
+ * `memoryBytes / 16` slots shared by every brand, in 64 KiB Redis strings under the queue
+ * prefix. A click goes to the slot its (brand, IP hash, device platform) hashes to; `any`
+ * when the click had no user agent. At the cap a newer click overwrites whichever click held
+ * its slot, so matching gets rarer under a flood but never wrong: a slot answers only to the
+ * fingerprint of its own (brand, IP hash, platform), and only within the window. Desktop
+ * clicks are not kept: an install comes from a phone. While Redis is away nothing is kept
+ * and installs are matched without it (CONTRACT 10).
  */
 export class RecentAppClicks {
+  private readonly slots: number;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-  ) {}
+    memoryBytes = DEFAULT_IP_MATCH_BYTES,
+  ) {
+    this.slots = Math.max(1, Math.floor(memoryBytes / CHUNK_BYTES)) * (CHUNK_BYTES / SLOT_BYTES);
+  }
 
-  private key(brandId: string, ipHash: string): string {
-    return `${this.prefix}:recent-app-clicks:${brandId}:${ipHash}`;
+  private slot(brandId: string, ipHash: string, field: string): Slot {
+    const h = createHash('sha256').update(`${brandId}\n${ipHash}\n${field}`).digest();
+    const index = h.readUInt32BE(0) % this.slots;
+    const perChunk = CHUNK_BYTES / SLOT_BYTES;
+    return {
+      key: `${this.prefix}:ip-match:${Math.floor(index / perChunk)}`,
+      offset: (index % perChunk) * SLOT_BYTES,
+      fingerprint: h.subarray(4, 12),
+    };
   }
 
   async remember(brandId: string, ipHash: string, platform: DevicePlatform | null, linkId: number): Promise<void> {
-    if (!ipHash || platform === 'desktop') return;
-    const key = this.key(brandId, ipHash);
-    await this.redis
-      .multi()
-      .hset(key, platform ?? 'any', `${linkId}:${Date.now()}`)
-      .pexpire(key, IP_MATCH_WINDOW_MS)
-      .exec();
+    if (!ipHash || platform === 'desktop' || this.redis.status !== 'ready') return;
+    const slot = this.slot(brandId, ipHash, platform ?? 'any');
+    const value = Buffer.alloc(SLOT_BYTES);
+    slot.fingerprint.copy(value, 0);
+    value.writeUInt32BE(linkId >>> 0, 8);
+    value.writeUInt32BE(Math.floor(Date.now() / 1000), 12);
+    await this.redis.eval(REMEMBER, 1, slot.key, slot.offset, value, CHUNK_BYTES, IP_MATCH_WINDOW_MS);
   }
 
-  /** The link of the latest click from this IP hash within the window, on the same platform when the click's is known. */
+  /**
+   * The link of the latest click from this IP hash within the window, on the same platform
+   * when the click's is known; null also when Redis is away (the match is skipped).
+   */
   async linkFor(brandId: string, ipHash: string, platform: 'ios' | 'android'): Promise<number | null> {
-    if (!ipHash) return null;
-    const fields = await this.redis.hmget(this.key(brandId, ipHash), platform, 'any');
-    const clicks = fields
-      .filter((f): f is string => f !== null)
-      .map((f) => f.split(':').map(Number) as [number, number])
-      .filter(([, at]) => Date.now() - at < IP_MATCH_WINDOW_MS)
-      .sort((a, b) => b[1] - a[1]);
-    return clicks[0]?.[0] ?? null;
+    if (!ipHash || this.redis.status !== 'ready') return null;
+    const slots = [platform, 'any'].map((field) => this.slot(brandId, ipHash, field));
+    const pipeline = this.redis.pipeline();
+    for (const s of slots) pipeline.getrangeBuffer(s.key, s.offset, s.offset + SLOT_BYTES - 1);
+    const results = await pipeline.exec().catch(() => null);
+    if (!results) return null;
+    const now = Date.now();
+    const clicks = slots
+      .map((s, i) => ({ s, value: results[i]?.[1] as Buffer | undefined }))
+      .filter(({ s, value }) => value?.length === SLOT_BYTES && value.subarray(0, 8).equals(s.fingerprint))
+      .map(({ value }) => ({ linkId: value!.readUInt32BE(8), at: value!.readUInt32BE(12) * 1000 }))
+      .filter((c) => now - c.at < IP_MATCH_WINDOW_MS)
+      .sort((a, b) => b.at - a.at);
+    return clicks[0]?.linkId ?? null;
   }
 }
