@@ -1,0 +1,193 @@
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type SvcConfig } from '../../sdk/react-native/src/index';
+import { type AttributionBrand, attributionBrand, IPHONE } from '../attribution/public/setup';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { createPortalUser, type Portal, portal, portalLogin } from '../portal/helpers';
+
+/**
+ * The SDK source, as an app imports it, against the real service listening on a real port with
+ * the global fetch: installs credited by clipboard and by code, once across launches, offline then
+ * online, purchases inheriting the install, sandbox, broken storage. Brands and links are made
+ * through the internal endpoints; the ledger is read back through the portal.
+ */
+
+let t: TestService;
+let acme: AttributionBrand;
+let endpoint: string;
+let closedEndpoint: string;
+let brandPortal: Portal;
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+beforeAll(async () => {
+  t = await startTestService();
+  await t.app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = t.app.server.address() as { port: number };
+  endpoint = `http://127.0.0.1:${port}`;
+  closedEndpoint = `http://127.0.0.1:${await closedPort()}`;
+  acme = await attributionBrand(t, 'Acme');
+  await createPortalUser(t, acme.brand.id, 'sdk@acme.test');
+  brandPortal = portal(t, await portalLogin(t, 'sdk@acme.test'));
+});
+afterAll(async () => destroyTestService(t));
+
+/** An app's storage (AsyncStorage stand-in) that outlives each "launch" (client). */
+function deviceStorage() {
+  const map = new Map<string, string>();
+  return { map, getItem: async (k: string) => map.get(k) ?? null, setItem: async (k: string, v: string) => void map.set(k, v) };
+}
+
+/** One launch of the app: a new client over the device's storage; its log lines are kept. */
+function launch(storage: SvcConfig['storage'], extra: Partial<SvcConfig> = {}) {
+  const logs: string[] = [];
+  const client = createClient({ pixelKey: acme.brand.pixel_key, platform: 'ios', endpoint, storage, appVersion: '3.1.0', log: (m) => void logs.push(m), ...extra });
+  return { client, logs };
+}
+
+/** A click on the brand's app link from an iPhone, as the install page records it: its token. */
+async function appLinkClick(): Promise<string> {
+  const res = await fetch(`${endpoint}/api/public/attribution/clicks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ domain: acme.hostname, slug: 'app', user_agent: IPHONE }),
+  });
+  expect(res.status).toBe(200);
+  const { click_token } = (await res.json()) as { click_token: string };
+  expect(click_token).toMatch(/^svc_/);
+  return click_token;
+}
+
+type LedgerItem = Record<string, unknown> & { transaction_id: string; link: { id: unknown; domain: string; slug: string } | null };
+/** The brand's ledger rows of `transactionId` (live unless `sandbox`), once the queues settled. */
+async function ledger(transactionId: string, sandbox = false): Promise<LedgerItem[]> {
+  await t.settle();
+  const res = await brandPortal.get(`/events?limit=100&sandbox=${sandbox}`);
+  expect(res.statusCode, res.body).toBe(200);
+  return (res.json().data as LedgerItem[]).filter((e) => e.transaction_id === transactionId);
+}
+
+const uniqueTx = (name: string) => `${name}-${Math.random().toString(36).slice(2, 10)}`;
+
+describe('the React Native SDK against the running service', () => {
+  it('credits an install by clipboard, reports it once across launches, and a purchase inherits its link', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    const first = launch(storage, { clipboard: { getString: async () => `\n${token} ` } });
+    const answer = await first.client.trackInstall({ readClipboard: true });
+    const installId = storage.map.get('svc_install_id')!;
+    expect(installId).toMatch(UUID_V4);
+    expect(answer).toEqual({
+      ok: true,
+      duplicate: false,
+      install: {
+        install_id: installId,
+        platform: 'ios',
+        attributed: true,
+        resolution_method: 'clipboard',
+        confidence: 0.95,
+        link: { id: acme.app.id, domain: acme.hostname, slug: 'app' },
+        code: null,
+        creator: { id: acme.creator.id, name: 'Maya Lopez' },
+      },
+    });
+    expect(storage.map.get('svc_install_reported')).toBe('true');
+    expect(first.logs).toEqual([]);
+
+    // Later launches send nothing and never read the clipboard again.
+    let reads = 0;
+    const second = launch(storage, { clipboard: { getString: async () => (reads++, token) } });
+    expect(await second.client.trackInstall({ readClipboard: true })).toBeNull();
+    expect(await second.client.getInstallId()).toBe(installId);
+    expect(reads).toBe(0);
+
+    const tx = uniqueTx('clip');
+    expect(await second.client.trackPurchase({ transactionId: tx, amount: 4.99, currency: 'USD' })).toBe(true);
+    const [row, ...more] = await ledger(tx);
+    expect(more).toEqual([]);
+    expect(row).toMatchObject({
+      event_type: 'purchase',
+      source: 'sdk',
+      amount: 4.99,
+      currency: 'USD',
+      sandbox: false,
+      external_user_id: installId,
+      link: { domain: acme.hostname, slug: 'app' },
+      creator: { id: acme.creator.id, name: 'Maya Lopez' },
+      resolution_method: 'clipboard',
+    });
+    expect(String(row!.link!.id)).toBe(String(acme.app.id));
+  });
+
+  it('credits an install by code, and its purchase inherits the code', async () => {
+    const { client } = launch(deviceStorage(), { platform: 'android' });
+    const answer = await client.trackInstall({ code: ` ${acme.code.label} ` });
+    expect(answer?.install).toMatchObject({ platform: 'android', attributed: true, resolution_method: 'code', code: acme.code.label, creator: { id: acme.creator.id } });
+    const tx = uniqueTx('code');
+    expect(await client.trackPurchase({ transactionId: tx, amount: 12, currency: 'EUR', code: acme.code.label })).toBe(true);
+    expect(await ledger(tx)).toEqual([expect.objectContaining({ code: acme.code.label, currency: 'EUR', amount: 12, external_user_id: await client.getInstallId() })]);
+  });
+
+  it('offline, the install and a purchase stay pending; online, the next launch sends both once, and a retry is a duplicate', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    const clipboard = { getString: async () => token };
+    const offline = launch(storage, { endpoint: closedEndpoint, clipboard });
+    expect(await offline.client.trackInstall({ readClipboard: true })).toBeNull();
+    const tx = uniqueTx('offline');
+    expect(await offline.client.trackPurchase({ transactionId: tx, amount: 7.5, currency: 'GBP' })).toBe(false);
+    const installId = storage.map.get('svc_install_id')!;
+    expect(storage.map.has('svc_install_reported')).toBe(false);
+    expect(JSON.parse(storage.map.get('svc_pending_purchases')!)).toEqual([{ transaction_id: tx, amount: 7.5, currency: 'GBP', occurred_at: expect.any(String) }]);
+    expect(offline.logs.some((m) => m.includes('network error'))).toBe(true);
+
+    const online = launch(storage, { clipboard });
+    const answer = await online.client.trackInstall({ readClipboard: true });
+    expect(answer).toMatchObject({ duplicate: false, install: { install_id: installId, resolution_method: 'clipboard' } });
+    expect(storage.map.get('svc_install_reported')).toBe('true');
+    expect(storage.map.get('svc_pending_purchases')).toBe('[]');
+
+    // The same transaction again, from yet another launch: the service already has it.
+    const again = launch(storage);
+    expect(await again.client.trackPurchase({ transactionId: tx, amount: 7.5, currency: 'GBP' })).toBe(true);
+    const rows = await ledger(tx);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ external_user_id: installId, resolution_method: 'clipboard', link: { slug: 'app' }, currency: 'GBP', amount: 7.5 });
+  });
+
+  it('records a purchase made with sandbox: true as live revenue', async () => {
+    const { client, logs } = launch(deviceStorage(), { sandbox: true });
+    await client.trackInstall();
+    const tx = uniqueTx('sandbox');
+    expect(await client.trackPurchase({ transactionId: tx, amount: 0.99, currency: 'USD' })).toBe(true);
+    expect(await ledger(tx)).toEqual([expect.objectContaining({ sandbox: false, amount: 0.99 })]);
+    expect(await ledger(tx, true)).toEqual([]);
+    expect(logs.some((m) => m.includes('recorded as live revenue'))).toBe(true);
+  });
+
+  it('with storage that fails on every call, nothing throws and the install and purchase are still recorded', async () => {
+    const broken = {
+      getItem: () => {
+        throw new Error('disk full');
+      },
+      setItem: () => Promise.reject(new Error('disk full')),
+    };
+    const { client, logs } = launch(broken as unknown as SvcConfig['storage']);
+    const answer = await client.trackInstall({ readClipboard: true, code: acme.code.label });
+    const installId = await client.getInstallId();
+    expect(installId).toMatch(UUID_V4);
+    expect(answer).toMatchObject({ ok: true, duplicate: false, install: { install_id: installId, resolution_method: 'code' } });
+    const tx = uniqueTx('broken');
+    expect(await client.trackPurchase({ transactionId: tx, amount: 1, currency: 'USD' })).toBe(true);
+    expect(await ledger(tx)).toEqual([expect.objectContaining({ external_user_id: installId, code: acme.code.label })]);
+    expect(logs.some((m) => m.includes('storage'))).toBe(true);
+  });
+});
