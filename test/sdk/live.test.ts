@@ -104,7 +104,14 @@ describe('the React Native SDK against the running service', () => {
 
     // Later launches send nothing and never read the clipboard again.
     let reads = 0;
-    const second = launch(storage, { clipboard: { getString: async () => (reads++, token) } });
+    const second = launch(storage, {
+      clipboard: {
+        getString: async () => {
+          reads++;
+          return token;
+        },
+      },
+    });
     expect(await second.client.trackInstall({ readClipboard: true })).toBeNull();
     expect(await second.client.getInstallId()).toBe(installId);
     expect(reads).toBe(0);
