@@ -18,6 +18,7 @@ import { jsonBodyParser } from './http/json-body';
 import { internalRoutes } from './internal';
 import { httpDuration } from './metrics';
 import { portalRoutes } from './portal';
+import { portalPageRoutes } from './portal/pages.routes';
 import type { Services } from './services';
 
 /**
@@ -68,6 +69,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(internalRoutes, { ...opts, prefix: '/api/internal' });
   await app.register(dataApiRoutes, { ...opts, prefix: '/api/v1' });
   await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
+  await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);
   await app.register(publicAttributionRoutes, { ...opts, ledger, clicks, recentAppClicks, prefix: '/api/public/attribution' });

@@ -1,0 +1,185 @@
+import uPlot from 'uplot';
+import { api, type Money } from '../api';
+import { type Child, h } from '../dom';
+import { change, currencies, formatDay, formatInt, formatMoney, formatShortDay } from '../format';
+import type { PortalPage } from '../main';
+import { periodPicker, rangeQuery } from '../period';
+import { emptyState, errorBox, loading, moneyLines } from '../ui';
+
+type Day = { date: string; clicks: number; installs: number; conversions: number; revenue: Money };
+type Totals = { start_date: string; end_date: string; clicks: number; bot_clicks?: number; installs: number; conversions: number; revenue: Money; refunds: Money; daily: Day[] };
+type Overview = Totals & { period: string; previous: Totals };
+
+const COUNTS = [
+  { key: 'clicks', label: 'Clicks', color: '#1d4ed8' },
+  { key: 'installs', label: 'Installs', color: '#047857' },
+  { key: 'conversions', label: 'Conversions', color: '#b45309' },
+] as const;
+
+/** Overview: the period's headline numbers against the period before, and a chart per day. */
+export const overviewPage: PortalPage = {
+  path: '',
+  title: 'Overview',
+  ranged: true,
+  async render(view, rerender) {
+    view.append(h('h1', { tabindex: -1 }, 'Overview'));
+    const body = h('div', { 'aria-busy': 'true' }, loading('the overview'));
+    view.append(periodPicker(rerender), body);
+    let data: Overview;
+    try {
+      data = await api<Overview>('GET', `/attribution/overview?${rangeQuery()}`);
+    } catch (err) {
+      body.replaceChildren(errorBox((err as Error).message));
+      body.removeAttribute('aria-busy');
+      return;
+    }
+    view.querySelector('form.period')!.replaceWith(periodPicker(rerender, data));
+    body.removeAttribute('aria-busy');
+    body.replaceChildren(cards(data), ...empty(data), chart(data));
+  },
+};
+
+function cards(data: Overview): HTMLElement {
+  const prev = data.previous;
+  const count = (key: 'clicks' | 'installs' | 'conversions', label: string) =>
+    card(
+      key,
+      label,
+      h('p', { class: 'value' }, formatInt(data[key])),
+      changeLine(change(data[key], prev[key])),
+      key === 'clicks' && data.bot_clicks ? h('p', { class: 'hint bots' }, `${formatInt(data.bot_clicks)} more from bots and link previews, not counted`) : null,
+    );
+  const money = (key: 'revenue' | 'refunds', label: string) => {
+    const list = currencies(data[key], prev[key]);
+    const lines: Child = list.length
+      ? list.map((c) =>
+          h(
+            'div',
+            { class: 'money-line', 'data-currency': c },
+            h('p', { class: 'value' }, formatMoney(data[key][c] ?? 0, c)),
+            changeLine(change(data[key][c] ?? 0, prev[key][c] ?? 0, (n) => formatMoney(n, c))),
+          ),
+        )
+      : h('p', { class: 'value none' }, key === 'revenue' ? 'No revenue yet' : 'No refunds');
+    return card(key, label, lines);
+  };
+  return h(
+    'section',
+    { 'aria-labelledby': 'totals-title' },
+    h('h2', { id: 'totals-title', class: 'visually-hidden' }, 'Totals'),
+    h('ul', { class: 'cards' }, count('clicks', 'Clicks'), count('installs', 'Installs'), count('conversions', 'Conversions'), money('revenue', 'Revenue'), money('refunds', 'Refunds')),
+    h('p', { class: 'hint' }, `Changes compare with ${formatDay(prev.start_date)} – ${formatDay(prev.end_date)}. Revenue counts refunds as negative; sandbox purchases never count.`),
+  );
+}
+
+function card(metric: string, label: string, ...content: Child[]): HTMLElement {
+  return h('li', { class: 'card metric', 'data-metric': metric }, h('h3', null, label), ...content);
+}
+
+function changeLine(c: ReturnType<typeof change>): HTMLElement {
+  const arrow = c.direction === 'up' || c.direction === 'new' ? '▲' : c.direction === 'down' ? '▼' : '';
+  return h(
+    'p',
+    { class: `change ${c.direction}` },
+    h('span', { 'aria-hidden': 'true' }, `${arrow} ${c.text} vs previous`.trim()),
+    h('span', { class: 'visually-hidden' }, c.label),
+  );
+}
+
+function empty(data: Overview): HTMLElement[] {
+  const none = (t: Totals) => t.clicks === 0 && t.installs === 0 && t.conversions === 0;
+  if (!none(data)) return [];
+  const earlier = !none(data.previous);
+  return [
+    emptyState(
+      h('h2', null, earlier ? 'Nothing in this period' : 'No clicks yet'),
+      h(
+        'p',
+        null,
+        earlier
+          ? 'The previous period had activity, this one has none. Pick a longer period, or check that your creators still share their links.'
+          : "Put a creator's link in their bio or post: clicks show here within a minute. ",
+        earlier ? null : h('a', { href: '/portal/links', 'data-nav': 'links' }, 'See your links.'),
+      ),
+      h('p', null, 'Purchases and sign-ups appear once the pixel or the app SDK sends them: ', h('a', { href: '/portal/setup', 'data-nav': 'setup' }, 'set them up.')),
+    ),
+  ];
+}
+
+/** Clicks on the left axis, installs and conversions on the right; the previous period faint behind, day for day. */
+function chart(data: Overview): HTMLElement {
+  const days = data.daily;
+  const prev = data.previous.daily;
+  const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
+  const series = [...COUNTS.map((c) => days.map((d) => d[c.key])), ...COUNTS.map((c) => days.map((_, i) => prev[i]?.[c.key] ?? 0))];
+  const plot = h('div', { class: 'plot', 'aria-hidden': 'true' });
+  const figure = h(
+    'figure',
+    { class: 'chart card', 'aria-labelledby': 'chart-title' },
+    h('h2', { id: 'chart-title' }, 'Per day'),
+    h(
+      'figcaption',
+      null,
+      `Clicks (left axis), installs and conversions (right axis) per day from ${formatDay(data.start_date)} to ${formatDay(data.end_date)}; ` +
+        'the previous period is drawn faintly behind, day for day. The table below holds the same numbers.',
+    ),
+    plot,
+    dailyTable(days),
+  );
+
+  const scale = (key: string) => (key === 'clicks' ? 'clicks' : 'small');
+  const opts: uPlot.Options = {
+    width: 600,
+    height: 260,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    scales: { x: { time: true }, clicks: { range: (_u, _min, max) => [0, Math.max(4, max)] }, small: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
+    axes: [
+      {},
+      { scale: 'clicks', label: 'Clicks', values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
+      { scale: 'small', side: 1, label: 'Installs, conversions', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
+    ],
+    series: [
+      { label: 'Day', value: (_u, ts) => (ts == null ? '' : formatShortDay(new Date(ts * 1000).toISOString().slice(0, 10))) },
+      ...COUNTS.map((c) => ({ label: c.label, scale: scale(c.key), stroke: c.color, width: 2, points: { show: days.length <= 45 } })),
+      ...COUNTS.map((c) => ({ label: `${c.label}, previous`, scale: scale(c.key), stroke: `${c.color}59`, width: 1.5, dash: [5, 4], points: { show: false } })),
+    ],
+  };
+  // uPlot draws once the element has a width; it follows the width from then on.
+  requestAnimationFrame(() => {
+    const chartWidth = () => Math.max(280, plot.clientWidth);
+    const u = new uPlot({ ...opts, width: chartWidth(), height: window.innerWidth < 600 ? 220 : 280 }, [xs, ...series], plot);
+    new ResizeObserver(() => u.setSize({ width: chartWidth(), height: window.innerWidth < 600 ? 220 : 280 })).observe(plot);
+  });
+  return figure;
+}
+
+function dailyTable(days: Day[]): HTMLElement {
+  return h(
+    'details',
+    { class: 'daily' },
+    h('summary', null, 'Show the numbers per day'),
+    h(
+      'div',
+      { class: 'table-wrap', tabindex: 0, role: 'region', 'aria-label': 'Numbers per day' },
+      h(
+        'table',
+        null,
+        h('caption', { class: 'visually-hidden' }, 'Numbers per day'),
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Day'), COUNTS.map((c) => h('th', { scope: 'col', class: 'num' }, c.label)), h('th', { scope: 'col', class: 'num' }, 'Revenue'))),
+        h(
+          'tbody',
+          null,
+          [...days].reverse().map((d) =>
+            h(
+              'tr',
+              null,
+              h('th', { scope: 'row', 'data-label': 'Day' }, formatDay(d.date)),
+              COUNTS.map((c) => h('td', { class: 'num', 'data-label': c.label }, formatInt(d[c.key]))),
+              h('td', { class: 'num', 'data-label': 'Revenue' }, moneyLines(d.revenue)),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
