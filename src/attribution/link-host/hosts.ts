@@ -75,7 +75,7 @@ export class AttributionHosts {
 
 /** Node reads header bytes as latin1: a Unicode host sent as raw UTF-8 is decoded back (punycode passes as is). */
 function utf8Host(header: string): string {
-  if (!/[^\x00-\x7f]/.test(header)) return header;
+  if (!/[^ -~]/.test(header)) return header;
   const decoded = Buffer.from(header, 'latin1').toString('utf8');
   return decoded.includes('\uFFFD') ? header : decoded;
 }
