@@ -51,7 +51,7 @@ export async function importFile(
   for await (const chunk of validChunks(deps.db, kind, path, () => {})) {
     report.queued +=
       kind === 'placements'
-        ? await queuePlacements(deps.queues, chunk.items as PlacementInput[])
+        ? await queuePlacements(deps, chunk.items as PlacementInput[])
         : await queueSnapshots(deps.queues, chunk.items as SnapshotInput[]);
   }
   return report;
