@@ -49,6 +49,7 @@ p{margin:0 0 24px;color:#3f3f46}
 .store{display:block;min-height:52px;padding:14px 20px;border-radius:12px;background:#111;color:#fff;font-weight:600;text-decoration:none}
 .store:hover{background:#333}
 a:focus-visible{outline:3px solid #2563eb;outline-offset:3px}
+.note{font-size:.85rem;color:#52525b;margin:0 0 20px}
 .web{color:#1d4ed8;font-weight:500}
 .status{min-height:1.5em;margin-top:16px;font-size:.9rem}
 `;
@@ -145,7 +146,7 @@ ${logo}
 <nav class="stores" aria-label="App stores">
 ${buttons}
 </nav>
-<a class="web" href="${escapeHtml(answer.app.fallback_url)}">Continue on the web</a>
+${answer.click_token ? '<p class="note">Choosing a store copies a short code to your clipboard, so the app knows which creator sent you.</p>\n' : ''}<a class="web" href="${escapeHtml(answer.app.fallback_url)}">Continue on the web</a>
 <p class="status" id="status" role="status" aria-live="polite"></p>
 </main>`,
     script: SCRIPT,
