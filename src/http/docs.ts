@@ -1,15 +1,99 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../services';
+import { escapeHtml, type Heading, renderMarkdown } from './markdown';
 
 /**
- * GET /docs/sdk (public): the mobile SDK integration guide, docs/sdk.md, which the portal's
- * /setup links as `sdk_docs_url`. Served as Markdown with `{base_url}` replaced by
- * PUBLIC_BASE_URL, so that its curl examples run as pasted. Read once, at start.
+ * GET /docs/sdk (public, CONTRACT 12): the SDK documentation the portal's /setup links as
+ * `sdk_docs_url`, one HTML page made at start from docs/sdk.md and the READMEs of
+ * sdk/react-native and sdk/vectors, with `{base_url}` replaced by PUBLIC_BASE_URL so its
+ * examples run as pasted. GET /docs/sdk.md answers the same text as Markdown.
  */
-const SDK_GUIDE = readFileSync(new URL('../../docs/sdk.md', import.meta.url), 'utf8');
+const SOURCES = [
+  { id: 'guide', file: '../../docs/sdk.md' },
+  { id: 'react-native', file: '../../sdk/react-native/README.md' },
+  { id: 'vectors', file: '../../sdk/vectors/README.md' },
+].map((s) => ({ ...s, markdown: readFileSync(new URL(s.file, import.meta.url), 'utf8') }));
+
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1c1e21; --muted: #5b616b; --bg: #fff; --code: #f3f4f6; --line: #d9dce1; --accent: #0b57d0; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #a3a9b3; --bg: #16181c; --code: #23262c; --line: #3a3f47; --accent: #8ab4f8; } }
+* { box-sizing: border-box; }
+body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
+.page { max-width: 52rem; margin: 0 auto; padding: 1.5rem 1rem 4rem; }
+nav { border: 1px solid var(--line); border-radius: 8px; padding: 0.75rem 1rem; margin: 1rem 0 2rem; font-size: 0.95rem; }
+nav ul { margin: 0.25rem 0; padding-left: 1.2rem; }
+nav > ul { padding-left: 0; list-style: none; }
+nav > ul > li { margin: 0.4rem 0; font-weight: 600; }
+nav ul ul li { font-weight: 400; }
+article { border-top: 1px solid var(--line); padding-top: 1rem; margin-top: 2.5rem; }
+h1 { font-size: 1.8rem; line-height: 1.25; margin: 0.5rem 0 1rem; }
+h2 { font-size: 1.35rem; margin: 2rem 0 0.75rem; }
+h3 { font-size: 1.1rem; margin: 1.5rem 0 0.5rem; }
+a { color: var(--accent); }
+code { font: 0.88em/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); border-radius: 4px; padding: 0.1em 0.3em; overflow-wrap: anywhere; }
+pre { background: var(--code); border-radius: 8px; padding: 0.8rem 1rem; overflow-x: auto; }
+pre code { padding: 0; background: none; overflow-wrap: normal; white-space: pre; }
+.table { overflow-x: auto; margin: 1rem 0; }
+table { border-collapse: collapse; min-width: 100%; font-size: 0.93rem; }
+th, td { border: 1px solid var(--line); padding: 0.4rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: var(--code); }
+blockquote { margin: 1rem 0; padding-left: 1rem; border-left: 3px solid var(--line); color: var(--muted); }
+.lede { color: var(--muted); }
+`;
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+/** No script, no frames, no other origin: only the page's own style block (by hash) and same-origin images. */
+export const SDK_DOCS_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+
+function toc(docs: { id: string; headings: Heading[] }[]): string {
+  const entries = docs.map(({ headings }) => {
+    const [title, ...rest] = headings;
+    const subs = rest.filter((h) => h.level === 2).map((h) => `<li><a href="#${h.id}">${escapeHtml(h.text)}</a></li>`);
+    return `<li><a href="#${title!.id}">${escapeHtml(title!.text)}</a>${subs.length ? `<ul>${subs.join('')}</ul>` : ''}</li>`;
+  });
+  return `<nav aria-label="Contents"><ul>${entries.join('')}</ul></nav>`;
+}
+
+/** The page and its Markdown, for a deployment's public URL. */
+export function sdkDocs(publicBaseUrl: string) {
+  const ids = new Set<string>();
+  const docs = SOURCES.map((s) => {
+    const markdown = s.markdown.replaceAll('{base_url}', publicBaseUrl);
+    return { id: s.id, markdown, ...renderMarkdown(markdown, { idPrefix: s.id, ids }) };
+  });
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Mobile SDK documentation</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<div class="page">
+<p class="lede">Mobile SDK documentation for <code>${escapeHtml(publicBaseUrl)}</code> · <a href="/docs/sdk.md">Markdown</a></p>
+${toc(docs)}
+${docs.map((d) => `<article id="${d.id}">\n${d.html}\n</article>`).join('\n')}
+</div>
+</body>
+</html>
+`;
+  return { html, markdown: docs.map((d) => d.markdown).join('\n\n---\n\n') };
+}
 
 export async function docsRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const guide = SDK_GUIDE.replaceAll('{base_url}', services.config.publicBaseUrl);
-  app.get('/docs/sdk', async (_req, reply) => reply.header('content-type', 'text/markdown; charset=utf-8').send(guide));
+  const { html, markdown } = sdkDocs(services.config.publicBaseUrl);
+  app.get('/docs/sdk', async (_req, reply) =>
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', SDK_DOCS_CSP)
+      .header('x-content-type-options', 'nosniff')
+      .header('referrer-policy', 'no-referrer')
+      .header('cache-control', 'public, max-age=300')
+      .send(html),
+  );
+  app.get('/docs/sdk.md', async (_req, reply) =>
+    reply.header('content-type', 'text/markdown; charset=utf-8').header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=300').send(markdown),
+  );
 }
