@@ -5,6 +5,7 @@ export const locale = navigator.languages?.[0] ?? navigator.language ?? 'en-US';
 
 const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
 const percent = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 1, signDisplay: 'exceptZero' });
+const unsignedPercent = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 1 });
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 const day = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' });
 const shortDay = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' });
@@ -47,5 +48,5 @@ export function change(current: number, previous: number, show: (n: number) => s
   if (previous === 0) return { text: 'new', label: `up from ${show(0)} in the previous period`, direction: 'new' };
   const ratio = (current - previous) / Math.abs(previous);
   const direction = current > previous ? 'up' : 'down';
-  return { text: percent.format(ratio), label: `${direction} ${percent.format(Math.abs(ratio))} from ${show(previous)} in the previous period`, direction };
+  return { text: percent.format(ratio), label: `${direction} ${unsignedPercent.format(Math.abs(ratio))} from ${show(previous)} in the previous period`, direction };
 }

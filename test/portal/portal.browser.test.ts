@@ -1,0 +1,413 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../src/data-api/params';
+import { chDateTime } from '../../src/warehouse/values';
+import { createCode, createDomain, createLink, type LinkFixture } from '../helpers/attribution-fixtures';
+import { createBrand, createCreator } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
+
+/**
+ * The brand portal's pages in Debian's headless Chromium, against the service listening on a
+ * real port: a brand user logs in through the form (the session cookie is the one the login
+ * answer sets), reads every page, compares what it shows with the portal API's answers,
+ * and makes the writes a brand makes. Screenshots of every page at phone and desktop widths
+ * go to test/artifacts/ (git-ignored).
+ *
+ * Facts of brand Acme (range 30d = today-29 .. today; previous = today-59 .. today-30):
+ *   link anna: 5 clicks today, 3 clicks 3 days ago, 4 clicks 40 days ago; link anna-tt: 1 click today;
+ *   link bob: 2 clicks today; one install credited by clipboard token;
+ *   30 purchases today (USD, credited by click token), one in EUR by code ANNA, one refund;
+ *   one sandbox purchase (stored apart, never counted).
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const installed = existsSync(CHROMIUM);
+if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+if (!installed) console.warn(`skipping the portal browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+
+const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
+const EMAIL = 'owner@acme.test';
+const today = todayUtc();
+const PURCHASES = 30;
+
+let t: TestService;
+let base: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+const foreignRequests: string[] = [];
+const failedResponses: string[] = [];
+const fx = {} as { hostname: string; anna: LinkFixture; annaTt: LinkFixture; bob: LinkFixture; creatorBob: { id: string } };
+
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const eur = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'EUR' });
+const int = new Intl.NumberFormat('en-US');
+
+async function post(endpoint: 'clicks' | 'installs' | 'events', payload: Record<string, unknown>) {
+  const res = await t.request({ method: 'POST', url: `/api/public/attribution/${endpoint}`, payload });
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return res.json();
+}
+
+async function pastClicks(link: LinkFixture, brandId: string, creatorId: string, daysAgo: number, count: number) {
+  const at = new Date(Date.parse(`${addDays(today, -daysAgo)}T12:00:00Z`));
+  const rows = Array.from({ length: count }, () => ({
+    brand_id: brandId,
+    link_id: link.id,
+    creator_id: creatorId,
+    click_token: `svc_${randomBytes(12).toString('base64url')}`,
+    clicked_at: chDateTime(at),
+    domain: fx.hostname,
+    link_type: 'web',
+  }));
+  await t.services.warehouse.insert('clicks', rows);
+}
+
+/** The portal API as the logged-in browser sees it: the cookie the login form got. */
+async function apiAsBrowser(path: string) {
+  const cookie = (await context.cookies(`${base}/api/client/`)).find((c) => c.name === 'svc_session');
+  expect(cookie).toBeDefined();
+  const res = await portal(t, `svc_session=${cookie!.value}`).get(path);
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json();
+}
+
+/** Waits until the page has drawn its data: no loading state left. */
+const settled = (p: Page = page) => p.waitForFunction(() => !document.querySelector('main [aria-busy="true"], main .loading'));
+
+async function open(path: string) {
+  await page.goto(`${base}${path}`);
+  await settled();
+}
+
+const text = async (selector: string) => (await page.locator(selector).innerText()).trim();
+
+async function shoot(name: string) {
+  for (const [label, size] of [
+    ['desktop', { width: 1280, height: 900 }],
+    ['phone', { width: 390, height: 844 }],
+  ] as const) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(150); // the chart follows the width on the next frame
+    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}.png`, fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+describe.skipIf(!installed)('brand portal in headless Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    t = await startTestService();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
+
+    const brand = await createBrand(t, { name: 'Acme' });
+    const anna = await createCreator(t, { name: 'Anna Berg', first_name: 'Anna' });
+    const bob = await createCreator(t, { name: 'Bob Stone', first_name: 'Bob' });
+    fx.creatorBob = bob;
+    fx.hostname = `go-${randomBytes(3).toString('hex')}.test`;
+    const domain = await createDomain(t, { hostname: fx.hostname });
+    const on = { brand_id: brand.id, domain_id: domain.id };
+    fx.anna = await createLink(t, { ...on, creator_id: anna.id, slug: 'anna' });
+    fx.annaTt = await createLink(t, { ...on, creator_id: anna.id, slug: 'anna-tt' });
+    fx.bob = await createLink(t, { ...on, creator_id: bob.id, slug: 'bob' });
+    await createCode(t, { brand_id: brand.id, creator_id: anna.id, label: 'ANNA' });
+    await createPortalUser(t, brand.id, EMAIL);
+
+    const tokens: string[] = [];
+    for (let i = 0; i < 5; i++) tokens.push((await post('clicks', { domain: fx.hostname, slug: 'anna' })).click_token);
+    await post('clicks', { domain: fx.hostname, slug: 'anna-tt' });
+    for (let i = 0; i < 2; i++) await post('clicks', { domain: fx.hostname, slug: 'bob' });
+    await pastClicks(fx.anna, brand.id, anna.id, 3, 3);
+    await pastClicks(fx.anna, brand.id, anna.id, 40, 4);
+
+    const pk = brand.pixel_key;
+    await post('installs', { pixel_key: pk, install_id: 'device-1', platform: 'ios', clipboard_token: tokens[0] });
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    for (let i = 0; i < PURCHASES; i++) {
+      await post('events', {
+        pixel_key: pk,
+        event_type: 'purchase',
+        transaction_id: `order-${String(i + 1).padStart(2, '0')}`,
+        amount: 10 + i,
+        currency: 'USD',
+        click_token: tokens[i % tokens.length],
+        occurred_at: minutesAgo(60 - i),
+      });
+    }
+    await post('events', { pixel_key: pk, event_type: 'purchase', transaction_id: 'order-eur', amount: 9.99, currency: 'EUR', code: 'anna', occurred_at: minutesAgo(20) });
+    await post('events', { pixel_key: pk, event_type: 'refund', transaction_id: 'order-01-refund', amount: 10, currency: 'USD', click_token: tokens[0], occurred_at: minutesAgo(10) });
+    await t.services.warehouse.insert('ledger', [
+      {
+        brand_id: brand.id,
+        id: 'sandbox-row',
+        event_type: 'purchase',
+        transaction_id: 'sandbox-1',
+        amount: '500',
+        currency: 'USD',
+        source: 'stripe',
+        resolution_method: 'unattributed',
+        sandbox: 1,
+        occurred_at: chDateTime(new Date(Date.now() - 5 * 60_000)),
+        recorded_at: chDateTime(new Date()),
+      },
+    ]);
+    await t.settle();
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+    page = await context.newPage();
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    // Failed responses are checked one by one below (refusals the tests provoke); other console errors count.
+    page.on('console', (msg) => {
+      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) pageErrors.push(msg.text());
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400) failedResponses.push(`${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`);
+    });
+    page.on('request', (req) => {
+      if (!req.url().startsWith(`${base}/`) && !req.url().startsWith('data:')) foreignRequests.push(req.url());
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    if (t) await destroyTestService(t);
+  });
+
+  it('serves the pages with a CSP that allows no inline script, and loads nothing from another origin', async () => {
+    const res = await page.goto(`${base}/portal/`);
+    const csp = res!.headers()['content-security-policy']!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
+    expect(await page.locator('script:not([src])').count()).toBe(0);
+    expect(await page.locator('[style]').count()).toBe(0);
+  });
+
+  it('shows the login form without a session, refuses a wrong password in words, and logs in', async () => {
+    await page.getByLabel('Email').fill(EMAIL);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => text('.login [role="alert"]')).toBe('That email and password do not match an account.');
+    await shoot('login');
+
+    await page.getByLabel('Password').fill(PORTAL_PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await settled();
+    const cookie = (await context.cookies(`${base}/api/client/`)).find((c) => c.name === 'svc_session');
+    expect(cookie).toMatchObject({ httpOnly: true, path: '/api/client', sameSite: 'Lax' });
+    expect(await page.title()).toBe('Overview · Acme portal');
+  });
+
+  it('shows the overview numbers the API answers, each with its change against the previous period', async () => {
+    const api = await apiAsBrowser('/overview');
+    expect(api).toMatchObject({ clicks: 11, installs: 1, conversions: PURCHASES + 1, refunds: { USD: 10 }, previous: { clicks: 4 } });
+    expect(await text('[data-metric="clicks"] .value')).toBe(int.format(api.clicks));
+    expect(await text('[data-metric="installs"] .value')).toBe(int.format(api.installs));
+    expect(await text('[data-metric="conversions"] .value')).toBe(int.format(api.conversions));
+    expect(await text('[data-metric="revenue"] [data-currency="USD"] .value')).toBe(usd.format(api.revenue.USD));
+    expect(await text('[data-metric="revenue"] [data-currency="EUR"] .value')).toBe(eur.format(api.revenue.EUR));
+    expect(await text('[data-metric="refunds"] [data-currency="USD"] .value')).toBe(usd.format(10));
+    // 11 clicks against 4: +175%; installs and conversions had none before.
+    expect(await text('[data-metric="clicks"] .change [aria-hidden]')).toBe('▲ +175% vs previous');
+    expect(await text('[data-metric="clicks"] .change .visually-hidden')).toBe('up 175% from 4 in the previous period');
+    expect(await text('[data-metric="installs"] .change [aria-hidden]')).toBe('▲ new vs previous');
+
+    // The chart is drawn (uPlot's canvas), and its table holds the API's days, newest first.
+    expect(await page.locator('figure.chart .plot canvas').count()).toBeGreaterThan(0);
+    await page.getByText('Show the numbers per day').click();
+    const rows = page.locator('details.daily tbody tr');
+    expect(await rows.count()).toBe(api.daily.length);
+    const todayRow = api.daily.at(-1);
+    expect((await rows.first().locator('td').allInnerTexts()).slice(0, 3)).toEqual([int.format(todayRow.clicks), int.format(todayRow.installs), int.format(todayRow.conversions)]);
+    await shoot('overview');
+  });
+
+  it('changes the period with the picker, then to custom dates', async () => {
+    await page.locator('label', { hasText: 'Last 7 days' }).click();
+    await page.waitForURL(/period=7d/);
+    await settled();
+    const week = await apiAsBrowser('/overview?period=7d');
+    expect(week).toMatchObject({ start_date: addDays(today, -6), clicks: 11 });
+    expect(await text('[data-metric="clicks"] .value')).toBe(int.format(week.clicks));
+    expect(await text('.range-shown')).toContain(new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${week.start_date}T00:00:00Z`)));
+
+    await page.locator('label', { hasText: 'Custom dates' }).click();
+    await page.getByLabel('From', { exact: true }).fill(addDays(today, -45));
+    await page.getByLabel('To', { exact: true }).fill(addDays(today, -1));
+    await page.getByRole('button', { name: 'Apply dates' }).click();
+    await page.waitForURL(/start_date=/);
+    await settled();
+    const custom = await apiAsBrowser(`/overview?start_date=${addDays(today, -45)}&end_date=${addDays(today, -1)}`);
+    expect(custom.clicks).toBe(7); // 3 days ago and 40 days ago
+    expect(await text('[data-metric="clicks"] .value')).toBe(int.format(custom.clicks));
+    expect(await page.locator('details.daily tbody tr').count()).toBe(45);
+
+    await page.locator('label', { hasText: 'Last 30 days' }).click();
+    await page.waitForURL(/period=30d/);
+    await settled();
+  });
+
+  it('sorts the links table, filters it by creator and copies a link', async () => {
+    await page.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Links' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
+    await settled();
+    const api = await apiAsBrowser('/links?period=30d');
+    const slugs = () => page.locator('table.sortable tbody tr td[data-label="Link"]').allInnerTexts();
+    expect((await slugs()).sort()).toEqual(api.data.map((l: { domain: string; slug: string }) => `${l.domain}/${l.slug}`).sort());
+    const annaRow = page.locator('tbody tr', { hasText: `${fx.hostname}/anna` }).filter({ hasNotText: 'anna-tt' });
+    const annaApi = api.data.find((l: { slug: string }) => l.slug === 'anna');
+    expect(await annaRow.locator('td[data-label="Clicks"]').innerText()).toBe(int.format(annaApi.clicks));
+    expect(await annaRow.locator('td[data-label="Conversions"]').innerText()).toBe(int.format(annaApi.conversions));
+
+    // Clicks: most first, then (a second press, from the keyboard) fewest first.
+    const sortClicks = page.getByRole('button', { name: /^Clicks/ });
+    await sortClicks.click();
+    expect(await page.locator('th', { has: sortClicks }).getAttribute('aria-sort')).toBe('descending');
+    expect(await slugs()).toEqual([`${fx.hostname}/anna`, `${fx.hostname}/bob`, `${fx.hostname}/anna-tt`]);
+    await sortClicks.focus();
+    await page.keyboard.press('Enter');
+    expect(await page.locator('th', { has: sortClicks }).getAttribute('aria-sort')).toBe('ascending');
+    expect(await slugs()).toEqual([`${fx.hostname}/anna-tt`, `${fx.hostname}/bob`, `${fx.hostname}/anna`]);
+
+    await page.getByRole('button', { name: `Copy link ${fx.hostname}/bob` }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`https://${fx.hostname}/bob`);
+    await shoot('links');
+
+    await page.getByLabel('Creator').selectOption({ label: 'Bob Stone' });
+    await page.waitForURL(new RegExp(`creator_id=${fx.creatorBob.id}`));
+    await settled();
+    expect(await slugs()).toEqual([`${fx.hostname}/bob`]);
+  });
+
+  it('shows the codes with the API numbers', async () => {
+    await open('/portal/codes');
+    const api = await apiAsBrowser('/codes');
+    expect(api.data).toHaveLength(1);
+    const row = page.locator('table.sortable tbody tr');
+    expect(await row.count()).toBe(1);
+    expect(await row.locator('td[data-label="Code"]').innerText()).toBe('ANNA');
+    expect(await row.locator('td[data-label="Conversions"]').innerText()).toBe(int.format(api.data[0].conversions));
+    expect(await row.locator('td[data-label="Revenue"]').innerText()).toBe(eur.format(9.99));
+    await shoot('codes');
+  });
+
+  it('pages the events feed with its cursor, and shows sandbox rows apart', async () => {
+    await open('/portal/events');
+    const all: string[] = [];
+    let cursor = '';
+    do {
+      const pageOfApi = await apiAsBrowser(`/events?limit=100${cursor}`);
+      all.push(...pageOfApi.data.map((e: { transaction_id: string }) => e.transaction_id));
+      cursor = pageOfApi.pagination.has_more ? `&cursor=${encodeURIComponent(pageOfApi.pagination.next_cursor)}` : '';
+    } while (cursor);
+    expect(all).toHaveLength(PURCHASES + 2);
+
+    const shown = () => page.locator('table.events tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-transaction')!));
+    const first = await shown();
+    expect(first).toEqual(all.slice(0, 25));
+    expect(await text('.pager .page-no')).toBe('Page 1');
+    const refund = page.locator('tr[data-transaction="order-01-refund"]');
+    expect(await refund.locator('td[data-label="Amount"]').innerText()).toBe(usd.format(-10));
+    await shoot('events');
+
+    await page.getByRole('button', { name: 'Older →' }).click();
+    await expect.poll(() => text('.pager .page-no')).toBe('Page 2');
+    expect(await shown()).toEqual(all.slice(25));
+    expect(await page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: '← Newer' }).click();
+    await expect.poll(() => text('.pager .page-no')).toBe('Page 1');
+    expect(await shown()).toEqual(first);
+    expect(first).not.toContain('sandbox-1');
+
+    await page.locator('label', { hasText: 'Sandbox' }).click();
+    await page.waitForURL(/sandbox=true/);
+    await settled();
+    expect(await shown()).toEqual(['sandbox-1']);
+    expect(await text('tr[data-transaction="sandbox-1"] td[data-label="Event"]')).toContain('Sandbox');
+    expect(await page.getByRole('note').innerText()).toContain('never count');
+
+    await page.getByLabel('Event type').selectOption('refund');
+    await page.waitForURL(/event_type=refund/);
+    await settled();
+    expect(await text('.empty')).toContain('No events match these filters');
+  });
+
+  it('shows the setup snippet and copies it', async () => {
+    await open('/portal/setup');
+    const api = await apiAsBrowser('/setup');
+    expect(await text('pre[aria-label="pixel snippet"]')).toBe(api.snippet.trim());
+    await page.getByRole('button', { name: 'Copy pixel snippet' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(api.snippet);
+    expect(await page.getByRole('link', { name: 'Read the SDK guide' }).getAttribute('href')).toBe(api.sdk_docs_url);
+    await shoot('setup');
+  });
+
+  it('adds, checks and removes a custom domain, and says in words why a write was refused', async () => {
+    await open('/portal/domains');
+    expect(await text('section[aria-labelledby="own-title"] .empty')).toContain('No custom domain yet');
+    await page.getByLabel('Host name').fill('go.acme-portal.test');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    const item = page.locator('li.domain', { hasText: 'go.acme-portal.test' });
+    await item.waitFor();
+    const listed = (await apiAsBrowser('/domains')).data.find((d: { hostname: string }) => d.hostname === 'go.acme-portal.test');
+    expect(listed).toBeDefined();
+    for (const record of listed.dns) expect(await item.locator('table.dns').innerText()).toContain(record.value);
+    await item.getByRole('button', { name: 'Check now' }).click();
+    await expect.poll(async () => (await item.locator('.hint').innerText()).startsWith('Last checked')).toBe(true);
+    await shoot('domains');
+
+    // The shared domain's host name is taken: the refusal reads as a sentence.
+    await page.getByLabel('Host name').fill(fx.hostname);
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => text('form.add-domain .form-error')).toBe('That domain is already registered. Choose another host name.');
+
+    await item.getByRole('button', { name: 'Remove' }).click();
+    await item.getByRole('button', { name: 'Yes, remove go.acme-portal.test' }).click();
+    await item.waitFor({ state: 'detached' });
+    expect((await apiAsBrowser('/domains')).data.map((d: { hostname: string }) => d.hostname)).toEqual([fx.hostname]);
+  });
+
+  it('creates a connection and shows its webhook URL, never its secret', async () => {
+    await open('/portal/connections');
+    const card = page.locator('li.connection[data-provider="revenuecat"]');
+    await card.getByLabel(/Signing secret/).fill('rc-secret-value-123');
+    await card.getByRole('button', { name: 'Connect RevenueCat' }).click();
+    await card.locator('code.webhook-url').waitFor();
+    const api = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'revenuecat');
+    expect(await card.locator('code.webhook-url').innerText()).toBe(api.webhook_url);
+    expect(api.webhook_url).toMatch(/svw_/);
+    expect(await card.locator('.badge').first().innerText()).toBe('Waiting for the first event');
+    expect(await card.locator('.secret-state').innerText()).toContain('Stored');
+    expect(await page.content()).not.toContain('rc-secret-value-123');
+    await shoot('connections');
+  });
+
+  it('logs out: the login form shows and the old session cookie answers 401', async () => {
+    const cookie = (await context.cookies(`${base}/api/client/`)).find((c) => c.name === 'svc_session')!;
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
+    expect(await text('.login [role="status"]')).toBe('You are logged out.');
+    expect((await portal(t, `svc_session=${cookie.value}`).get('/overview')).statusCode).toBe(401);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
+  });
+
+  it('raised no page error, failed no request but the refusals above, and requested nothing from another origin', () => {
+    expect(pageErrors).toEqual([]);
+    expect(foreignRequests).toEqual([]);
+    expect(new Set(failedResponses)).toEqual(
+      new Set(['401 GET /api/client/auth/me', '401 POST /api/client/auth/login', '409 POST /api/client/attribution/domains']),
+    );
+  });
+});
