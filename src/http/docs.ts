@@ -32,7 +32,7 @@ h1 { font-size: 1.8rem; line-height: 1.25; margin: 0.5rem 0 1rem; }
 h2 { font-size: 1.35rem; margin: 2rem 0 0.75rem; }
 h3 { font-size: 1.1rem; margin: 1.5rem 0 0.5rem; }
 a { color: var(--accent); }
-code { font: 0.88em/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); border-radius: 4px; padding: 0.1em 0.3em; overflow-wrap: anywhere; }
+code { font: 0.88em/1.5 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); border-radius: 4px; padding: 0.1em 0.3em; overflow-wrap: break-word; }
 pre { background: var(--code); border-radius: 8px; padding: 0.8rem 1rem; overflow-x: auto; }
 pre code { padding: 0; background: none; overflow-wrap: normal; white-space: pre; }
 .table { overflow-x: auto; margin: 1rem 0; }

@@ -8,7 +8,8 @@ const setupAnswer = z.object({
   pixel_key: z.string().describe("The brand's public pixel key (pk_...); no other portal answer holds it"),
   snippet: z.string().describe('HTML to paste into every page of the brand site: loads the web pixel'),
   pixel_url: z.string(),
-  sdk_docs_url: z.string(),
+  sdk_docs_url: z.string().describe('The SDK documentation page (GET /docs/sdk)'),
+  sdk_snippet: z.string().describe("React Native: the configure call with the brand's pixel key and this service as endpoint"),
   install_endpoint: z.string(),
   events_endpoint: z.string(),
 });
@@ -19,6 +20,23 @@ export const setupOperations: Operations = {
     responses: { 200: setupAnswer, 401: readErrors[401] },
   },
 };
+
+/** The React Native start-up code for a brand: its pixel key and this deployment as endpoint (CONTRACT 11). */
+export function sdkSnippet(base: string, pixelKey: string): string {
+  return [
+    "import AsyncStorage from '@react-native-async-storage/async-storage';",
+    "import { Platform } from 'react-native';",
+    "import { configure, trackInstall } from '@svc/react-native';",
+    '',
+    'configure({',
+    `  pixelKey: ${JSON.stringify(pixelKey)},`,
+    `  endpoint: ${JSON.stringify(base)},`,
+    "  platform: Platform.OS === 'ios' ? 'ios' : 'android',",
+    '  storage: AsyncStorage,',
+    '});',
+    'trackInstall();',
+  ].join('\n');
+}
 
 /** GET /setup (SPEC 4.4, CONTRACT 8): everything a brand needs to send conversions. */
 export async function setupRoutes(app: FastifyInstance, { services }: { services: Services }) {
@@ -34,6 +52,7 @@ export async function setupRoutes(app: FastifyInstance, { services }: { services
       snippet: pixelSnippet(base, brand.pixel_key),
       pixel_url: pixelUrl(base),
       sdk_docs_url: `${base}/docs/sdk`,
+      sdk_snippet: sdkSnippet(base, brand.pixel_key),
       install_endpoint: `${base}/api/public/attribution/installs`,
       events_endpoint: `${base}/api/public/attribution/events`,
     });

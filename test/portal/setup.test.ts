@@ -31,9 +31,30 @@ describe('GET /setup', () => {
       ].join('\n'),
       pixel_url: `${base}/pixel.js?v=1`,
       sdk_docs_url: `${base}/docs/sdk`,
+      sdk_snippet: [
+        "import AsyncStorage from '@react-native-async-storage/async-storage';",
+        "import { Platform } from 'react-native';",
+        "import { configure, trackInstall } from '@svc/react-native';",
+        '',
+        'configure({',
+        `  pixelKey: "${brand.pixel_key}",`,
+        `  endpoint: "${base}",`,
+        "  platform: Platform.OS === 'ios' ? 'ios' : 'android',",
+        '  storage: AsyncStorage,',
+        '});',
+        'trackInstall();',
+      ].join('\n'),
       install_endpoint: `${base}/api/public/attribution/installs`,
       events_endpoint: `${base}/api/public/attribution/events`,
     });
+  });
+
+  it('links the SDK documentation page, which is served without a session', async () => {
+    const url = new URL((await a.get('/setup')).json().sdk_docs_url);
+    const page = await t.request({ method: 'GET', url: url.pathname });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toContain('<h1 id="react-native-svcreact-native">@svc/react-native</h1>');
   });
 
   it('is the only portal answer holding the pixel key', async () => {
