@@ -15,6 +15,7 @@ import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
 import { jsonBodyParser } from './http/json-body';
+import { refuseUnstorableText } from './http/storable-text';
 import { internalRoutes } from './internal';
 import { httpDuration } from './metrics';
 import { portalRoutes } from './portal';
@@ -43,6 +44,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
   app.setErrorHandler(errorHandler);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+  // Query strings and path ids holding text no store can hold: 400 / 404 on every route (CONTRACT 10).
+  app.addHook('preValidation', refuseUnstorableText);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   app.addHook('onResponse', async (req, reply) => {
     httpDuration.observe(

@@ -1,3 +1,4 @@
+import { isStorableText } from '../http/storable-text';
 import { invalidParameter, SORTS, type Sort } from './params';
 import type { PostCursor } from './queries';
 
@@ -20,7 +21,8 @@ export function decodeCursor(cursor: string, sort: Sort): PostCursor {
   }
   if (!Array.isArray(value) || value.length !== 3) throw invalidParameter('cursor', 'not a cursor from this API');
   const [cursorSort, key, id] = value as unknown[];
-  if (!SORTS.includes(cursorSort as Sort) || typeof key !== 'number' || !Number.isFinite(key) || typeof id !== 'string') {
+  const validId = typeof id === 'string' && id.length <= 128 && isStorableText(id); // placement ids are at most 128 characters
+  if (!SORTS.includes(cursorSort as Sort) || typeof key !== 'number' || !Number.isFinite(key) || !validId) {
     throw invalidParameter('cursor', 'not a cursor from this API');
   }
   if (cursorSort !== sort) throw invalidParameter('cursor', `the cursor belongs to sort=${cursorSort}`);

@@ -66,8 +66,11 @@ export const postsQuery = commonQuery.extend({
 
 export const postsCsvQuery = commonQuery.extend({ sort });
 
+const MAX_PAGE = 1_000_000;
+
 export const creatorsQuery = commonQuery.extend({
-  page: z.coerce.number().int().min(1).default(1).describe('Page number, from 1'),
+  // CONTRACT 10: a page beyond a million is out of range, not an empty answer after a huge OFFSET.
+  page: z.coerce.number().int().min(1).max(MAX_PAGE).default(1).describe('Page number, from 1 to 1,000,000'),
   limit,
 });
 

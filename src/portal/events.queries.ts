@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EARLIEST_INSTANT, LATEST_INSTANT } from '../attribution/ledger/types';
 import { toPage } from '../attribution/reporting/paging';
 import type { Db } from '../db/database';
 import type { Services } from '../services';
@@ -11,8 +12,11 @@ import type { DateRange } from './range';
  * Links and creators are named from Postgres, for this page's ids only.
  */
 
-/** Milliseconds since the epoch and ledger id of the last row of the previous page. */
-export const eventCursor = z.tuple([z.number().int(), z.string()]);
+/**
+ * Milliseconds since the epoch and ledger id of the last row of the previous page. The instant
+ * is one a ledger row can carry (1970 to 2099): beyond, ClickHouse's DateTime64 would refuse it.
+ */
+export const eventCursor = z.tuple([z.number().int().min(EARLIEST_INSTANT).max(LATEST_INSTANT), z.string().max(128)]);
 
 export type EventFilter = DateRange & { eventTypes?: string[]; creatorId?: string; sandbox: boolean };
 

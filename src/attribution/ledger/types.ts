@@ -1,3 +1,5 @@
+import { isStorableText } from '../../http/storable-text';
+
 /**
  * The conversion ledger's vocabulary, shared by every source that writes to it:
  * the web pixel and SDK (`POST /api/public/attribution/events`) and the billing
@@ -32,13 +34,13 @@ export const isRecordableAmount = (amount: number) => Number.isFinite(amount) &&
 
 /**
  * Whether a draft can be stored as it is: its instant and amount are recordable and no text
- * holds the NUL character, which Postgres cannot store (a payload a source sent is then
- * refused whole, rather than failing in the database).
+ * holds the NUL character or a lone UTF-16 surrogate, which the stores cannot hold (a payload a
+ * source sent is then refused whole, rather than failing in the database).
  */
 export function isRecordableDraft(draft: LedgerDraft): boolean {
   if (!isRecordableInstant(draft.occurredAt.getTime()) || !isRecordableAmount(draft.amount)) return false;
   const texts = [draft.transactionId, draft.externalUserId, draft.clickToken, draft.code, ...(draft.refundOf ?? [])];
-  return texts.every((text) => !text?.includes('\u0000'));
+  return texts.every((text) => text === null || isStorableText(text));
 }
 
 /** What a source knows of one conversion, before attribution is resolved. */

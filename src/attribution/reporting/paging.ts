@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isStorableValue } from '../../http/storable-text';
 
 /**
  * Keyset paging for portal and internal lists (CONTRACT 8): `limit` 1..100 (default 50)
@@ -12,8 +13,10 @@ export function pageParams<K extends z.ZodType<readonly unknown[]>>(key: K) {
     cursor: z
       .string()
       .transform((value, ctx): z.output<K> => {
-        const parsed = key.safeParse(decodeJson(value));
-        if (parsed.success) return parsed.data;
+        const decoded = decodeJson(value);
+        // A cursor's text goes into queries as a parameter: the stores must be able to hold it (CONTRACT 10).
+        const parsed = isStorableValue(decoded) ? key.safeParse(decoded) : undefined;
+        if (parsed?.success) return parsed.data;
         ctx.addIssue({ code: 'custom', message: 'invalid cursor' });
         return z.NEVER;
       })

@@ -71,18 +71,21 @@ describe('Shopify authentication', () => {
     expect((await send(JSON.stringify({ id: 1 }))).status).toBe(422);
   });
 
-  it('answers 422 for a date or an amount the ledger cannot hold or a NUL in a value, and records nothing of it', async () => {
+  it('answers 422 for a date or an amount the ledger cannot hold or a NUL or lone surrogate in a value, and records nothing of it', async () => {
     const yearZero = order('5523000000090', { processed_at: '0000-01-01T00:00:00Z' });
     expect(await send(yearZero)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     expect(await connectionOf(t, brand.cookie, shopify.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
     const nul = order('5523000000091', { note_attributes: [{ name: 'svc_install_id', value: 'a\u0000b' }] });
     expect((await send(nul)).status).toBe(422);
+    // A lone UTF-16 surrogate (CONTRACT 10): JSON.stringify writes it as the escape \ud800.
+    const surrogate = order('5523000000093', { note_attributes: [{ name: 'svc_install_id', value: '\ud800b' }] });
+    expect(await send(surrogate)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     const huge = order('5523000000092', { total_price: '100000000000000000000.00' });
     expect(await send(huge)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     const rows = await t.services.db
       .selectFrom('ledger_events')
       .select('id')
-      .where('transaction_id', 'in', ['shopify:order:5523000000090', 'shopify:order:5523000000091', 'shopify:order:5523000000092'])
+      .where('transaction_id', 'in', ['shopify:order:5523000000090', 'shopify:order:5523000000091', 'shopify:order:5523000000092', 'shopify:order:5523000000093'])
       .execute();
     expect(rows).toEqual([]);
   });
