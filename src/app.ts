@@ -63,7 +63,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     recentAppClicks,
     log,
   });
-  linkHostRoutes(app, { hosts, clicks, log, mayRecord: async () => true });
+  // The redirect host never refuses a visitor: over the per-IP limit it serves the visit unrecorded (CONTRACT 10).
+  const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
+  linkHostRoutes(app, { hosts, clicks, log, mayRecord });
 
   await app.register(cookie);
   const opts = { services };

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logger';
+import { RepeatedLog } from '../../repeated-log';
 import { isBotVisit } from '../clicks/bots';
 import type { ClickAnswer, ClickRecorder, Visit } from '../clicks/record';
 import type { ServedLink } from '../links/resolve';
@@ -26,13 +27,17 @@ const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you fo
  * a redirect (web links) or the smart install page (app links). Never JSON on these hosts.
  */
 export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
+  const unqueued = new RepeatedLog(deps.log, 'warn', 'could not queue link-host clicks; visitors are served without a click token');
   app.addHook('onRequest', async (req, reply) => {
     const domain = await deps.hosts.match(req.host);
     if (!domain) return;
-    await serveVisit(req, reply, domain, deps);
+    await serveVisit(req, reply, domain, { ...deps, unqueued });
     return reply;
   });
+  app.addHook('onClose', async () => unqueued.flush());
 }
+
+type VisitDeps = LinkHostDeps & { unqueued: RepeatedLog };
 
 /**
  * Fastify's `frameworkErrors`: a URL it cannot route (malformed percent-encoding) gets a 404
@@ -49,7 +54,7 @@ export function unroutableUrl(hosts: AttributionHosts) {
   };
 }
 
-async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: string, deps: LinkHostDeps): Promise<void> {
+async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: string, deps: VisitDeps): Promise<void> {
   reply.header('cache-control', 'no-store');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     sendPage(reply.header('allow', 'GET, HEAD'), 405, messagePage('Method not allowed', 'Creator links open with a plain visit (GET).'));
@@ -102,12 +107,12 @@ async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: stri
 }
 
 /** Records a GET within the limits; a HEAD, a visit over a limit or one Redis cannot take is served without a click token. */
-async function answerVisit(req: FastifyRequest, link: ServedLink, visit: Visit, deps: LinkHostDeps): Promise<ClickAnswer> {
+async function answerVisit(req: FastifyRequest, link: ServedLink, visit: Visit, deps: VisitDeps): Promise<ClickAnswer> {
   if (req.method !== 'GET' || !(await deps.mayRecord(req.ip))) return deps.clicks.unrecorded(link, visit);
   try {
     return await deps.clicks.record(link, visit);
   } catch (err) {
-    deps.log.warn({ err }, 'could not queue a link-host click; the visitor is served without a click token');
+    deps.unqueued.report({ err });
     return deps.clicks.unrecorded(link, visit);
   }
 }

@@ -254,7 +254,7 @@ describe('bots and previews', () => {
 
   it('serves bots and prefetches like people but stores their clicks with bot = 1, under tokens that never credit', async () => {
     const brand = await attributionBrand(t, 'Botco');
-    const visits = [
+    const visits: Record<string, string>[] = [
       ...PREVIEWS.map((ua) => ({ 'user-agent': ua })),
       { 'user-agent': IPHONE, 'sec-purpose': 'prefetch' },
       { 'user-agent': IPHONE, purpose: 'prefetch' },
