@@ -170,6 +170,25 @@ describe('the React Native SDK against the running service', () => {
     expect(rows[0]).toMatchObject({ external_user_id: installId, resolution_method: 'clipboard', link: { slug: 'app' }, currency: 'GBP', amount: 7.5 });
   });
 
+  it('an install left pending offline is sent before the next launch’s first purchase, which inherits its clipboard link', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    const offline = launch(storage, { endpoint: closedEndpoint, clipboard: { getString: async () => token } });
+    expect(await offline.client.trackInstall({ readClipboard: true })).toBeNull();
+    expect(JSON.parse(storage.map.get('svc_pending_install')!)).toEqual({ occurred_at: expect.any(String), clipboard_token: token });
+
+    // The next launch purchases before calling trackInstall, and its clipboard now holds something else.
+    const online = launch(storage, { clipboard: { getString: async () => 'svc_not_the_one' } });
+    const tx = uniqueTx('pending-first');
+    expect(await online.client.trackPurchase({ transactionId: tx, amount: 19.99, currency: 'USD' })).toBe(true);
+    expect(storage.map.get('svc_install_reported')).toBe('true');
+    expect(storage.map.get('svc_pending_install')).toBe('');
+    expect(await online.client.trackInstall({ readClipboard: true })).toBeNull();
+    expect(await ledger(tx)).toEqual([
+      expect.objectContaining({ external_user_id: storage.map.get('svc_install_id'), resolution_method: 'clipboard', link: expect.objectContaining({ slug: 'app' }) }),
+    ]);
+  });
+
   it('records a purchase made with sandbox: true as live revenue', async () => {
     const { client, logs } = launch(deviceStorage(), { sandbox: true });
     await client.trackInstall();

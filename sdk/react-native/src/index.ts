@@ -85,6 +85,7 @@ export const STORAGE_KEYS = {
   installId: 'svc_install_id',
   installReported: 'svc_install_reported',
   pendingPurchases: 'svc_pending_purchases',
+  pendingInstall: 'svc_pending_install',
 } as const;
 
 /** Purchases kept for a later send; past it the oldest is dropped (and logged). */
@@ -105,6 +106,13 @@ interface PendingPurchase {
   currency: string;
   code?: string;
   occurred_at: string;
+}
+
+/** An install that could not be sent yet, as kept in `svc_pending_install` ("" once sent). */
+interface PendingInstall {
+  occurred_at: string;
+  clipboard_token?: string;
+  code?: string;
 }
 
 // The globals the SDK uses, typed here so that it builds without DOM or Node types.
@@ -340,15 +348,20 @@ export function createClient(config: SvcConfig): SvcClient {
   let reported = false;
   let installFlight: Promise<InstallAnswer | null> | undefined;
 
+  /** Known reported (in memory, or in storage: any value counts). */
+  async function isReported(): Promise<boolean> {
+    if (!reported && (await readKey(STORAGE_KEYS.installReported)) !== null) reported = true;
+    return reported;
+  }
+
   async function reportInstall(options: TrackInstallOptions): Promise<InstallAnswer | null> {
-    if (reported) return null;
-    if ((await readKey(STORAGE_KEYS.installReported)) !== null) {
-      reported = true;
-      return null;
-    }
+    if (await isReported()) return null;
     const id = await getInstallId();
-    let clipboardToken: string | undefined;
-    if (options.readClipboard === true && config.clipboard && typeof config.clipboard.getString === 'function') {
+    // An install that failed before is sent again as first tried: its time, token and code.
+    const storedPending = await readKey(STORAGE_KEYS.pendingInstall);
+    const before = parsePendingInstall(storedPending);
+    let clipboardToken = before?.clipboard_token;
+    if (!clipboardToken && options.readClipboard === true && config.clipboard && typeof config.clipboard.getString === 'function') {
       try {
         const text = trimmed(await config.clipboard.getString());
         // Anything but a click token stays on the device: it is never sent nor logged.
@@ -357,22 +370,37 @@ export function createClient(config: SvcConfig): SvcClient {
         log('clipboard: cannot read it', error);
       }
     }
-    const code = trimmed(options.code);
+    const code = trimmed(options.code) ?? before?.code;
+    const pending: PendingInstall = {
+      occurred_at: before?.occurred_at ?? new Date().toISOString(),
+      ...(clipboardToken ? { clipboard_token: clipboardToken } : {}),
+      ...(code ? { code } : {}),
+    };
     const appVersion = trimmed(config.appVersion);
     const outcome = await post(INSTALLS_PATH, {
       pixel_key: config.pixelKey,
       install_id: id,
       platform: config.platform,
       ...(appVersion ? { app_version: appVersion } : {}),
-      occurred_at: new Date().toISOString(),
-      ...(clipboardToken ? { clipboard_token: clipboardToken } : {}),
-      ...(code ? { code } : {}),
+      occurred_at: pending.occurred_at,
+      ...(pending.clipboard_token ? { clipboard_token: pending.clipboard_token } : {}),
+      ...(pending.code ? { code: pending.code } : {}),
     });
-    if (outcome.kind === 'retry') return null;
+    if (outcome.kind === 'retry') {
+      const json = JSON.stringify(pending);
+      if (json !== storedPending) await writeKey(STORAGE_KEYS.pendingInstall, json);
+      return null;
+    }
     // Reported, or refused for good (a wrong pixel key): either way it is never sent again.
     reported = true;
     await writeKey(STORAGE_KEYS.installReported, 'true');
+    if (storedPending) await writeKey(STORAGE_KEYS.pendingInstall, '');
     return outcome.kind === 'ok' && isInstallAnswer(outcome.body) ? outcome.body : null;
+  }
+
+  /** True when an earlier trackInstall could not send the install (it waits in storage). */
+  async function installPending(): Promise<boolean> {
+    return !(await isReported()) && parsePendingInstall(await readKey(STORAGE_KEYS.pendingInstall)) !== null;
   }
 
   function trackInstall(options?: TrackInstallOptions): Promise<InstallAnswer | null> {
@@ -418,8 +446,10 @@ export function createClient(config: SvcConfig): SvcClient {
         return false;
       }
       const code = trimmed(purchase.code);
-      // An install being reported goes first: the purchase can then inherit its attribution.
+      // An install being reported, or left pending by an earlier launch, goes first: the
+      // purchase can then inherit its attribution.
       if (installFlight) await installFlight;
+      else if (await installPending()) await trackInstall();
       return await serialized(async () => {
         const pending = await loadQueue();
         if (!pending.some((p) => p.transaction_id === transactionId)) {
@@ -455,6 +485,18 @@ function isPendingPurchase(value: unknown): value is PendingPurchase {
     typeof p.currency === 'string' &&
     typeof p.occurred_at === 'string'
   );
+}
+
+function parsePendingInstall(stored: string | null): PendingInstall | null {
+  if (!stored) return null;
+  try {
+    const p = JSON.parse(stored) as PendingInstall;
+    const optional = (v: unknown) => v === undefined || typeof v === 'string';
+    if (typeof p === 'object' && p !== null && typeof p.occurred_at === 'string' && optional(p.clipboard_token) && optional(p.code)) return p;
+  } catch {
+    // Not ours: the install is sent as if for the first time.
+  }
+  return null;
 }
 
 function isInstallAnswer(value: unknown): value is InstallAnswer {
