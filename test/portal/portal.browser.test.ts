@@ -93,7 +93,8 @@ async function shoot(name: string) {
   ] as const) {
     await page.setViewportSize(size);
     await page.waitForTimeout(150); // the chart follows the width on the next frame
-    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}.png`, fullPage: true });
+    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}.png` });
+    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}-full.png`, fullPage: true });
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 }
@@ -225,12 +226,12 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
 
     // The chart is drawn (uPlot's canvas), and its table holds the API's days, newest first.
     expect(await page.locator('figure.chart .plot canvas').count()).toBeGreaterThan(0);
+    await shoot('overview');
     await page.getByText('Show the numbers per day').click();
     const rows = page.locator('details.daily tbody tr');
     expect(await rows.count()).toBe(api.daily.length);
     const todayRow = api.daily.at(-1);
     expect((await rows.first().locator('td').allInnerTexts()).slice(0, 3)).toEqual([int.format(todayRow.clicks), int.format(todayRow.installs), int.format(todayRow.conversions)]);
-    await shoot('overview');
   });
 
   it('changes the period with the picker, then to custom dates', async () => {
@@ -381,6 +382,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
   it('creates a connection and shows its webhook URL, never its secret', async () => {
     await open('/portal/connections');
     const card = page.locator('li.connection[data-provider="revenuecat"]');
+    await card.getByText('Set up RevenueCat').click();
     await card.getByLabel(/Signing secret/).fill('rc-secret-value-123');
     await card.getByRole('button', { name: 'Connect RevenueCat' }).click();
     await card.locator('code.webhook-url').waitFor();

@@ -73,11 +73,16 @@ export const connectionsPage: PortalPage = {
 
 function providerCard(card: Card, connection: Connection | null, refresh: (focus?: string) => Promise<void>): HTMLElement {
   const item = h('li', { class: 'card connection', 'data-provider': card.provider }, h('h2', { tabindex: -1 }, card.title));
-  const steps = h('details', { class: 'steps', open: !connection }, h('summary', null, `Steps in ${card.dashboard}`), h('ol', null, card.steps.map((s) => h('li', null, s))));
+  const stepList = h('ol', null, card.steps.map((s) => h('li', null, s)));
   if (!connection) {
-    item.append(h('p', { class: 'badges' }, h('span', { class: 'badge muted' }, 'Not connected')), steps, connectForm(card, refresh));
+    // Most brands use one provider: the others stay folded until asked for.
+    item.append(
+      h('p', { class: 'badges' }, h('span', { class: 'badge muted' }, 'Not connected')),
+      h('details', { class: 'steps' }, h('summary', null, `Set up ${card.title}`), h('p', null, `In ${card.dashboard}:`), stepList, connectForm(card, refresh)),
+    );
     return item;
   }
+  const steps = h('details', { class: 'steps' }, h('summary', null, `Steps in ${card.dashboard}`), stepList);
   const [statusText, tone] = STATUS[connection.status];
   append(item, [
     h('p', { class: 'badges' }, h('span', { class: `badge ${tone}` }, statusText)),

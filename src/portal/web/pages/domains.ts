@@ -2,7 +2,7 @@ import { api, type Pagination } from '../api';
 import { announce, append, h } from '../dom';
 import { formatMoment } from '../format';
 import type { PortalPage } from '../main';
-import { emptyState, errorBox, field, loading, submitting } from '../ui';
+import { copyButton, emptyState, errorBox, field, loading, submitting } from '../ui';
 
 type Domain = {
   id: string;
@@ -103,7 +103,7 @@ function domainItem(d: Domain, refresh: (focusId?: string) => Promise<void>): HT
     ),
   );
   if (d.shared) {
-    item.append(h('p', null, 'Managed by svc and ready for your links. It cannot be changed here.'));
+    item.append(h('p', null, 'Managed by svc for every brand: your svc contact puts links on it. It cannot be changed here.'));
     return item;
   }
   append(item, [
@@ -121,7 +121,7 @@ function domainItem(d: Domain, refresh: (focusId?: string) => Promise<void>): HT
               'tbody',
               null,
               d.dns.map((r) =>
-                h('tr', null, h('td', { 'data-label': 'Type' }, r.type), h('td', { 'data-label': 'Name' }, h('code', null, r.name)), h('td', { 'data-label': 'Value' }, h('code', null, r.value))),
+                h('tr', null, h('td', { 'data-label': 'Type' }, r.type), h('td', { 'data-label': 'Name' }, h('code', null, r.name)), h('td', { 'data-label': 'Value' }, h('code', null, r.value), copyButton(r.value, `${r.type} value for ${r.name}`))),
               ),
             ),
           ),

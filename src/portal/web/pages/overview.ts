@@ -127,6 +127,8 @@ function chart(data: Overview): HTMLElement {
     dailyTable(days),
   );
 
+  // On phones the axes go without their titles (the caption names them) to leave the plot its width.
+  const narrow = window.innerWidth < 600;
   const scale = (key: string) => (key === 'clicks' ? 'clicks' : 'small');
   const opts: uPlot.Options = {
     width: 600,
@@ -135,12 +137,12 @@ function chart(data: Overview): HTMLElement {
     scales: { x: { time: true }, clicks: { range: (_u, _min, max) => [0, Math.max(4, max)] }, small: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
     axes: [
       {},
-      { scale: 'clicks', label: 'Clicks', values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
-      { scale: 'small', side: 1, label: 'Installs, conversions', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
+      { scale: 'clicks', label: narrow ? undefined : 'Clicks', values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
+      { scale: 'small', side: 1, label: narrow ? undefined : 'Installs, conversions', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
     ],
     series: [
       { label: 'Day', value: (_u, ts) => (ts == null ? '' : formatShortDay(new Date(ts * 1000).toISOString().slice(0, 10))) },
-      ...COUNTS.map((c) => ({ label: c.label, scale: scale(c.key), stroke: c.color, width: 2, points: { show: days.length <= 45 } })),
+      ...COUNTS.map((c) => ({ label: c.label, scale: scale(c.key), stroke: c.color, width: 2, points: { show: days.length <= 14 } })),
       ...COUNTS.map((c) => ({ label: `${c.label}, previous`, scale: scale(c.key), stroke: `${c.color}59`, width: 1.5, dash: [5, 4], points: { show: false } })),
     ],
   };
