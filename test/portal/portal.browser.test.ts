@@ -76,15 +76,22 @@ async function apiAsBrowser(path: string) {
   return res.json();
 }
 
+/** The page's globals, as the functions evaluated in the page see them (no DOM types here); those functions run in the page, so they name nothing from this file. */
+type PageGlobals = {
+  document: { querySelector(selector: string): unknown };
+  navigator: { clipboard: { readText(): Promise<string> } };
+};
+
 /** Waits until the page has drawn its data: no loading state left. */
-const settled = (p: Page = page) => p.waitForFunction(() => !document.querySelector('main [aria-busy="true"], main .loading'));
+const settled = (p: Page = page) => p.waitForFunction(() => !(globalThis as unknown as PageGlobals).document.querySelector('main [aria-busy="true"], main .loading'));
+const clipboard = () => page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.clipboard.readText());
 
 async function open(path: string) {
   await page.goto(`${base}${path}`);
   await settled();
 }
 
-const text = async (selector: string) => (await page.locator(selector).innerText()).trim();
+const text = async (selector: string) => ((await page.locator(selector).textContent()) ?? '').trim();
 
 async function shoot(name: string) {
   for (const [label, size] of [
@@ -231,7 +238,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     const rows = page.locator('details.daily tbody tr');
     expect(await rows.count()).toBe(api.daily.length);
     const todayRow = api.daily.at(-1);
-    expect((await rows.first().locator('td').allInnerTexts()).slice(0, 3)).toEqual([int.format(todayRow.clicks), int.format(todayRow.installs), int.format(todayRow.conversions)]);
+    expect((await rows.first().locator('td').allTextContents()).slice(0, 3)).toEqual([int.format(todayRow.clicks), int.format(todayRow.installs), int.format(todayRow.conversions)]);
   });
 
   it('changes the period with the picker, then to custom dates', async () => {
@@ -264,12 +271,12 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
     await settled();
     const api = await apiAsBrowser('/links?period=30d');
-    const slugs = () => page.locator('table.sortable tbody tr td[data-label="Link"]').allInnerTexts();
+    const slugs = () => page.locator('table.sortable tbody tr td[data-label="Link"]').allTextContents();
     expect((await slugs()).sort()).toEqual(api.data.map((l: { domain: string; slug: string }) => `${l.domain}/${l.slug}`).sort());
     const annaRow = page.locator('tbody tr', { hasText: `${fx.hostname}/anna` }).filter({ hasNotText: 'anna-tt' });
     const annaApi = api.data.find((l: { slug: string }) => l.slug === 'anna');
-    expect(await annaRow.locator('td[data-label="Clicks"]').innerText()).toBe(int.format(annaApi.clicks));
-    expect(await annaRow.locator('td[data-label="Conversions"]').innerText()).toBe(int.format(annaApi.conversions));
+    expect(await annaRow.locator('td[data-label="Clicks"]').textContent()).toBe(int.format(annaApi.clicks));
+    expect(await annaRow.locator('td[data-label="Conversions"]').textContent()).toBe(int.format(annaApi.conversions));
 
     // Clicks: most first, then (a second press, from the keyboard) fewest first.
     const sortClicks = page.getByRole('button', { name: /^Clicks/ });
@@ -282,7 +289,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await slugs()).toEqual([`${fx.hostname}/anna-tt`, `${fx.hostname}/bob`, `${fx.hostname}/anna`]);
 
     await page.getByRole('button', { name: `Copy link ${fx.hostname}/bob` }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`https://${fx.hostname}/bob`);
+    expect(await clipboard()).toBe(`https://${fx.hostname}/bob`);
     await shoot('links');
 
     await page.getByLabel('Creator').selectOption({ label: 'Bob Stone' });
@@ -297,9 +304,9 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(api.data).toHaveLength(1);
     const row = page.locator('table.sortable tbody tr');
     expect(await row.count()).toBe(1);
-    expect(await row.locator('td[data-label="Code"]').innerText()).toBe('ANNA');
-    expect(await row.locator('td[data-label="Conversions"]').innerText()).toBe(int.format(api.data[0].conversions));
-    expect(await row.locator('td[data-label="Revenue"]').innerText()).toBe(eur.format(9.99));
+    expect(await row.locator('td[data-label="Code"]').textContent()).toBe('ANNA');
+    expect(await row.locator('td[data-label="Conversions"]').textContent()).toBe(int.format(api.data[0].conversions));
+    expect(await row.locator('td[data-label="Revenue"]').textContent()).toBe(eur.format(9.99));
     await shoot('codes');
   });
 
@@ -319,7 +326,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(first).toEqual(all.slice(0, 25));
     expect(await text('.pager .page-no')).toBe('Page 1');
     const refund = page.locator('tr[data-transaction="order-01-refund"]');
-    expect(await refund.locator('td[data-label="Amount"]').innerText()).toBe(usd.format(-10));
+    expect(await refund.locator('td[data-label="Amount"]').textContent()).toBe(usd.format(-10));
     await shoot('events');
 
     await page.getByRole('button', { name: 'Older →' }).click();
@@ -336,7 +343,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await settled();
     expect(await shown()).toEqual(['sandbox-1']);
     expect(await text('tr[data-transaction="sandbox-1"] td[data-label="Event"]')).toContain('Sandbox');
-    expect(await page.getByRole('note').innerText()).toContain('never count');
+    expect(await page.getByRole('note').textContent()).toContain('never count');
 
     await page.getByLabel('Event type').selectOption('refund');
     await page.waitForURL(/event_type=refund/);
@@ -349,7 +356,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     const api = await apiAsBrowser('/setup');
     expect(await text('pre[aria-label="pixel snippet"]')).toBe(api.snippet.trim());
     await page.getByRole('button', { name: 'Copy pixel snippet' }).click();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(api.snippet);
+    expect(await clipboard()).toBe(api.snippet);
     expect(await page.getByRole('link', { name: 'Read the SDK guide' }).getAttribute('href')).toBe(api.sdk_docs_url);
     await shoot('setup');
   });
@@ -363,9 +370,9 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await item.waitFor();
     const listed = (await apiAsBrowser('/domains')).data.find((d: { hostname: string }) => d.hostname === 'go.acme-portal.test');
     expect(listed).toBeDefined();
-    for (const record of listed.dns) expect(await item.locator('table.dns').innerText()).toContain(record.value);
+    for (const record of listed.dns) expect(await item.locator('table.dns').textContent()).toContain(record.value);
     await item.getByRole('button', { name: 'Check now' }).click();
-    await expect.poll(async () => (await item.locator('.hint').innerText()).startsWith('Last checked')).toBe(true);
+    await expect.poll(async () => (await item.locator('.hint').textContent())?.startsWith('Last checked')).toBe(true);
     await shoot('domains');
 
     // The shared domain's host name is taken: the refusal reads as a sentence.
@@ -387,10 +394,10 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await card.getByRole('button', { name: 'Connect RevenueCat' }).click();
     await card.locator('code.webhook-url').waitFor();
     const api = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'revenuecat');
-    expect(await card.locator('code.webhook-url').innerText()).toBe(api.webhook_url);
+    expect(await card.locator('code.webhook-url').textContent()).toBe(api.webhook_url);
     expect(api.webhook_url).toMatch(/svw_/);
-    expect(await card.locator('.badge').first().innerText()).toBe('Waiting for the first event');
-    expect(await card.locator('.secret-state').innerText()).toContain('Stored');
+    expect(await card.locator('.badge').first().textContent()).toBe('Waiting for the first event');
+    expect(await card.locator('.secret-state').textContent()).toContain('Stored');
     expect(await page.content()).not.toContain('rc-secret-value-123');
     await shoot('connections');
   });
