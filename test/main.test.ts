@@ -1,4 +1,4 @@
-import { type ChildProcess, execSync, spawn } from 'node:child_process';
+import { execSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { signAdminToken } from '../src/http/admin-auth';
 import { deleteKeysByPrefix } from '../src/queues/redis';
 import { createWarehouse } from '../src/warehouse/clickhouse';
 import { eventually, isolatedEnv } from './helpers/harness';
+import { exited, SERVICE_COMMAND, startServiceProcess } from './helpers/service-process';
 
 /**
  * The real process, as `npm start` runs it: stopped with SIGTERM while placements are
@@ -27,31 +28,10 @@ const env = {
 };
 const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
 
-const SERVICE = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
+const SERVICE = SERVICE_COMMAND;
 
 /** Starts the service (or `command`, which starts it) and waits for its listen line; `watch` sees its output so far. */
-function start(command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env, watch?: (out: string) => void): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(command[0]!, command.slice(1), { env: spawnEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no listen line in 60 s: ${out}`)), 60_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      watch?.(out);
-      const m = /svc listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, base: m[1]! });
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d: Buffer) => {
-      out += d.toString();
-      watch?.(out);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-}
+const start = (command = SERVICE, spawnEnv: NodeJS.ProcessEnv = env, watch?: (out: string) => void) => startServiceProcess(command, spawnEnv, watch);
 
 /**
  * Starts the service while something it needs is held elsewhere: it must log `warning` and wait
@@ -77,8 +57,6 @@ async function startsOnceReleased(spawnEnv: NodeJS.ProcessEnv, warning: string, 
   expect(await exited(child)).toBe(0);
   return base;
 }
-
-const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
 afterAll(async () => {
   await dropDatabase(env.DATABASE_URL);

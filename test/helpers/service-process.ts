@@ -1,0 +1,35 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+
+/** `npm start`'s command, run in place: Node with tsx on src/main.ts. */
+export const SERVICE_COMMAND = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
+
+/** Starts `command` (the service, or something that starts it) and waits for its listen line; `watch` sees its output so far. */
+export function startServiceProcess(
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  watch?: (out: string) => void,
+): Promise<{ child: ChildProcess; base: string }> {
+  const child = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no listen line in 60 s: ${out}`)), 60_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      watch?.(out);
+      const m = /svc listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, base: m[1]! });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => {
+      out += d.toString();
+      watch?.(out);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+}
+
+/** The exit code of `child` once it exits. */
+export const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
