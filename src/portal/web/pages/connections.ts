@@ -115,7 +115,7 @@ function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HT
   const form = h(
     'form',
     { class: 'connect' },
-    field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${card.signing_secret.what}. Stored encrypted; never shown again.`),
+    field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${sentence(card.signing_secret.what)}. Stored encrypted; never shown again.`),
     settings.map((s) => field(`${s.key}${s.required ? '' : ' (optional)'}`, s.input, s.key.endsWith('_map') ? 'A JSON object' : undefined)),
     h('button', { type: 'submit', class: 'primary' }, `Connect ${card.title}`),
   );
@@ -136,6 +136,9 @@ function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HT
   return form;
 }
 
+/** The setup cards describe the secret in lower case, as part of a sentence. */
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** Settings are text; one written as a JSON object (such as event_name_map) is sent as one. */
 function settingValue(text: string): unknown {
   if (!text.startsWith('{')) return text;
@@ -151,7 +154,7 @@ function secretForm(card: Card, connection: Connection, refresh: (focus?: string
   const form = h(
     'form',
     { class: 'secret' },
-    field(connection.signing_secret_set ? 'Replace the signing secret' : 'Set the signing secret', secret, `${card.signing_secret.what}.`),
+    field(connection.signing_secret_set ? 'Replace the signing secret' : 'Set the signing secret', secret, `${sentence(card.signing_secret.what)}.`),
     h('button', { type: 'submit' }, 'Save secret'),
   );
   form.addEventListener('submit', (event) => {
