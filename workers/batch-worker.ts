@@ -71,7 +71,7 @@ export class BatchWorker {
     private readonly ctx: WriterContext,
     connection: Redis,
     prefix: string,
-    private readonly log: Logger,
+    log: Logger,
   ) {
     this.maxRows = writer.maxRows ?? 20_000;
     this.maxWaitMs = writer.maxWaitMs ?? 500;
