@@ -30,6 +30,7 @@ if (!installed) console.warn(`skipping the portal browser tests: ${CHROMIUM} is 
 
 const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
 const EMAIL = 'owner@acme.test';
+const EMPTY_EMAIL = 'owner@newco.test';
 const today = todayUtc();
 const PURCHASES = 30;
 
@@ -125,6 +126,8 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     fx.bob = await createLink(t, { ...on, creator_id: bob.id, slug: 'bob' });
     await createCode(t, { brand_id: brand.id, creator_id: anna.id, label: 'ANNA' });
     await createPortalUser(t, brand.id, EMAIL);
+    const empty = await createBrand(t, { name: 'Newco' });
+    await createPortalUser(t, empty.id, EMPTY_EMAIL);
 
     const tokens: string[] = [];
     for (let i = 0; i < 5; i++) tokens.push((await post('clicks', { domain: fx.hostname, slug: 'anna' })).click_token);
@@ -410,6 +413,29 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect((await portal(t, `svc_session=${cookie.value}`).get('/overview')).statusCode).toBe(401);
     await page.reload();
     await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
+  });
+
+  it('tells a brand without facts what to do next, and says in words when the service fails', async () => {
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    const other = await fresh.newPage();
+    await other.goto(`${base}/portal/links`);
+    await other.getByLabel('Email').fill(EMPTY_EMAIL);
+    await other.getByLabel('Password').fill(PORTAL_PASSWORD);
+    await other.getByRole('button', { name: 'Log in' }).click();
+    await other.getByRole('heading', { level: 1, name: 'Links' }).waitFor();
+    await settled(other);
+    expect(await other.locator('.empty').textContent()).toContain("put it in the creator's bio or posts");
+
+    await other.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Overview' }).click();
+    await other.getByRole('heading', { name: 'No clicks yet' }).waitFor();
+    expect(await other.locator('.empty').textContent()).toContain('Purchases and sign-ups appear once the pixel or the app SDK sends them');
+    expect(await other.locator('[data-metric="revenue"] .value').textContent()).toBe('No revenue yet');
+    await other.screenshot({ path: `${ARTIFACTS}portal-overview-empty-desktop.png`, fullPage: true });
+
+    await other.route('**/api/client/attribution/events?**', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"internal_error"}' }));
+    await other.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Events' }).click();
+    await expect.poll(async () => (await other.getByRole('alert').textContent()) ?? '').toContain('The service had a problem answering. Try again in a moment.');
+    await fresh.close();
   });
 
   it('raised no page error, failed no request but the refusals above, and requested nothing from another origin', () => {
