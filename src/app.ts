@@ -14,6 +14,7 @@ import { bullBoardRoutes } from './http/bull-board';
 import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
+import { lingerAfterTooLarge } from './http/body-limit';
 import { jsonBodyParser } from './http/json-body';
 import { refuseUnstorableText } from './http/storable-text';
 import { internalRoutes } from './internal';
@@ -46,6 +47,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
   // Query strings and path ids holding text no store can hold: 400 / 404 on every route (CONTRACT 10).
   app.addHook('preValidation', refuseUnstorableText);
+  // A 413 closes with a lingering close, so a client still sending sees the status, not a reset.
+  app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   app.addHook('onResponse', async (req, reply) => {
     httpDuration.observe(
@@ -55,7 +58,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
 
   // Two front doors to one click path: POST /clicks and the link host (GET on an attribution domain).
-  const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix);
+  const recentAppClicks = new RecentAppClicks(redis, config.queuePrefix, config.ipMatchMemoryBytes);
   const clicks = new ClickRecorder({
     secretKey: config.secretKey,
     queues: services.queues,

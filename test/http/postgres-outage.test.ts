@@ -99,8 +99,8 @@ describe('timeouts (issue 19, item 12)', () => {
   });
 
   it('gives every request REQUEST_TIMEOUT_MS to arrive, and bounds idle connections', () => {
-    expect(t.app.initialConfig.requestTimeout).toBe(10_000);
-    expect(t.app.initialConfig.connectionTimeout).toBe(120_000);
-    expect(t.app.initialConfig.keepAliveTimeout).toBe(65_000);
+    expect(t.app.server.requestTimeout).toBe(10_000);
+    expect(t.app.server.timeout).toBe(120_000);
+    expect(t.app.server.keepAliveTimeout).toBe(65_000);
   });
 });

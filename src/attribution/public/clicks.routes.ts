@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { enforceRateLimits } from '../../http/rate-limit';
 import { isBotVisit } from '../clicks/bots';
 import { bodyObject, optionalText, parseFields, PUBLIC_BODY_LIMIT, refuse } from './body';
 import type { PublicDeps } from './index';
@@ -23,7 +24,8 @@ export async function clickRoutes(app: FastifyInstance, deps: PublicDeps) {
   const { services, clicks } = deps;
   const { log } = services;
 
-  app.post('/clicks', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req) => {
+  app.post('/clicks', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req, reply) => {
+    await enforceRateLimits(reply, services.rateLimiter, [['public_ip', req.ip]]); // 429 rate_limited (CONTRACT 10)
     const body = parseFields(clickBody, bodyObject(req.body));
     const link = body.domain ? await clicks.link(body.domain, body.slug) : null;
     if (!link) throw refuse(404, 'link_not_found');

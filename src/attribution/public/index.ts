@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
+import { enforceRateLimits, type RateLimitKind } from '../../http/rate-limit';
 import type { Services } from '../../services';
 import type { ClickRecorder } from '../clicks/record';
 import type { RecentAppClicks } from '../installs/ip-clicks';
@@ -54,6 +55,16 @@ export async function publicAttributionRoutes(
       .status(204)
       .send(),
   );
+
+  // Installs and events per client IP and per pixel key (CONTRACT 10); POST /clicks per IP, in its handler.
+  const limited = new Set(['/installs', '/events'].map((path) => `${app.prefix}${path}`));
+  app.addHook('preHandler', async (req, reply) => {
+    if (req.method !== 'POST' || !limited.has(req.routeOptions.url ?? '')) return;
+    const pixelKey = (req.body as { pixel_key?: unknown } | null)?.pixel_key;
+    const checks: [RateLimitKind, string][] = [['public_ip', req.ip]];
+    if (typeof pixelKey === 'string' && pixelKey.trim()) checks.push(['pixel_key', pixelKey.trim()]);
+    await enforceRateLimits(reply, services.rateLimiter, checks);
+  });
 
   await clickRoutes(app, deps);
   await installRoutes(app, deps);

@@ -1,0 +1,165 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimiter } from '../../src/http/rate-limit';
+import { createRedis } from '../../src/queues/redis';
+import { type AttributionBrand, attributionBrand, postPublic, uniqueId } from '../attribution/public/setup';
+import { createApiKey } from '../helpers/fixtures';
+import { destroyTestService, sleep, startTestService, type TestService } from '../helpers/harness';
+import { freePort } from '../helpers/private-redis';
+
+/**
+ * CONTRACT 10 rate limits, with small limits set for this test: a minute's requests per
+ * client IP on public installs, events and clicks, per pixel key, and per Data API key;
+ * RateLimit-* headers on every answer of a limited route, 429 rate_limited with Retry-After
+ * past the limit, counts shared by every process through Redis.
+ */
+const LIMITS = { RATE_LIMIT_PUBLIC_IP: '5', RATE_LIMIT_PIXEL_KEY: '4', RATE_LIMIT_DATA_API: '3' };
+let t: TestService;
+let acme: AttributionBrand;
+let beta: AttributionBrand;
+let ipCounter = 0;
+/** A client address no other test of this file used. */
+const newIp = () => `198.51.100.${++ipCounter}`;
+
+beforeAll(async () => {
+  t = await startTestService({ env: LIMITS });
+  acme = await attributionBrand(t);
+  beta = await attributionBrand(t, 'Beta');
+});
+afterAll(async () => destroyTestService(t));
+
+/** Limits count per minute: a test that needs its requests in one window waits when less than 10 s of it is left. */
+async function freshWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 10_000) await sleep(left + 50);
+}
+
+function limitHeaders(res: LightMyRequestResponse) {
+  return {
+    limit: Number(res.headers['ratelimit-limit']),
+    remaining: Number(res.headers['ratelimit-remaining']),
+    reset: Number(res.headers['ratelimit-reset']),
+  };
+}
+
+function expectRefused(res: LightMyRequestResponse, limit: number) {
+  expect(res.statusCode, res.body).toBe(429);
+  expect(res.json()).toEqual({ error: 'rate_limited' });
+  const retryAfter = Number(res.headers['retry-after']);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  expect(limitHeaders(res)).toMatchObject({ limit, remaining: 0 });
+}
+
+const clickFrom = (ip: string) => postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya' }, { remoteAddress: ip });
+const installFrom = (ip: string, pixelKey = acme.brand.pixel_key) =>
+  postPublic(t, 'installs', { pixel_key: pixelKey, install_id: uniqueId(), platform: 'ios' }, { remoteAddress: ip });
+const eventFrom = (ip: string, pixelKey = acme.brand.pixel_key) =>
+  postPublic(t, 'events', { pixel_key: pixelKey, transaction_id: uniqueId(), amount: 3, currency: 'USD' }, { remoteAddress: ip });
+
+describe('per client IP: POST /clicks, /installs and /events (RATE_LIMIT_PUBLIC_IP)', () => {
+  it('lets 5 clicks a minute through from one IP with counting-down headers, refuses the 6th, and not another IP', async () => {
+    await freshWindow();
+    const ip = newIp();
+    for (let n = 1; n <= 5; n++) {
+      const res = await clickFrom(ip);
+      expect(res.statusCode, res.body).toBe(200);
+      const h = limitHeaders(res);
+      expect(h).toMatchObject({ limit: 5, remaining: 5 - n });
+      expect(h.reset).toBeGreaterThanOrEqual(1);
+      expect(h.reset).toBeLessThanOrEqual(60);
+    }
+    expectRefused(await clickFrom(ip), 5);
+    expect((await clickFrom(newIp())).statusCode).toBe(200);
+  });
+
+  it('counts installs and events of one IP together, refusing past the limit with nothing recorded', async () => {
+    await freshWindow();
+    const ip = newIp();
+    // Two brands' keys, so that only the IP's count reaches its limit.
+    for (let n = 0; n < 3; n++) expect((await installFrom(ip)).statusCode).toBe(201);
+    for (let n = 0; n < 2; n++) expect((await eventFrom(ip, beta.brand.pixel_key)).statusCode).toBe(200);
+    const installId = uniqueId();
+    const refused = await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: installId, platform: 'ios' }, { remoteAddress: ip });
+    expectRefused(refused, 5);
+    expectRefused(await eventFrom(ip, beta.brand.pixel_key), 5);
+    const rows = await t.services.db.selectFrom('installs').select('id').where('install_id', '=', installId).execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('lets exactly the limit through when a burst arrives at once (counts are batched, never lost)', async () => {
+    await freshWindow();
+    const ip = newIp();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => clickFrom(ip)));
+    const statuses = answers.map((a) => a.statusCode).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(15);
+    const remaining = answers.filter((a) => a.statusCode === 200).map((a) => limitHeaders(a).remaining).sort();
+    expect(remaining).toEqual([0, 1, 2, 3, 4]);
+  });
+});
+
+describe('per pixel key (RATE_LIMIT_PIXEL_KEY)', () => {
+  it('refuses the 5th request of one key from any IP, shows the tighter of the two limits, and leaves other brands alone', async () => {
+    await freshWindow();
+    const [limited, other] = [await attributionBrand(t, 'Gamma'), await attributionBrand(t, 'Delta')];
+    for (let n = 1; n <= 4; n++) {
+      const res = await installFrom(newIp(), limited.brand.pixel_key);
+      expect(res.statusCode, res.body).toBe(201);
+      expect(limitHeaders(res)).toMatchObject({ limit: 4, remaining: 4 - n }); // the key's limit is the tighter one
+    }
+    expectRefused(await installFrom(newIp(), limited.brand.pixel_key), 4);
+    expect((await installFrom(newIp(), other.brand.pixel_key)).statusCode).toBe(201);
+  });
+});
+
+describe('per Data API key (RATE_LIMIT_DATA_API)', () => {
+  it('lets 3 requests a minute through per key, then 429 with Retry-After; another key of the brand is counted apart', async () => {
+    await freshWindow();
+    const [first, second] = [await createApiKey(t, acme.brand.id), await createApiKey(t, acme.brand.id)];
+    const get = (key: string) => t.request({ method: 'GET', url: '/api/v1/creators', headers: { authorization: `Bearer ${key}` } });
+    for (let n = 1; n <= 3; n++) {
+      const res = await get(first.key);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(limitHeaders(res)).toMatchObject({ limit: 3, remaining: 3 - n });
+    }
+    expectRefused(await get(first.key), 3);
+    expect((await get(second.key)).statusCode).toBe(200);
+  });
+});
+
+describe('the limiter', () => {
+  it('counts across processes: two limiters on one Redis share each window', async () => {
+    await freshWindow();
+    const other = new Redis(t.config.redisUrl);
+    try {
+      await other.ping();
+      const limits = { dataApi: 0, publicIp: 4, pixelKey: 0 };
+      const a = new RateLimiter(t.services.redis, t.config.queuePrefix, limits);
+      const b = new RateLimiter(other, t.config.queuePrefix, limits);
+      const ip = newIp();
+      const answers = [];
+      for (const limiter of [a, b, a, b, a]) answers.push(await limiter.consume('public_ip', ip));
+      expect(answers.map((x) => x?.allowed)).toEqual([true, true, true, true, false]);
+      expect(answers.map((x) => x?.remaining)).toEqual([3, 2, 1, 0, 0]);
+    } finally {
+      other.disconnect();
+    }
+  });
+
+  it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
+    const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
+    expect(await off.consume('public_ip', newIp())).toBeNull();
+    const nowhere = createRedis(`redis://127.0.0.1:${await freePort()}`);
+    nowhere.on('error', () => {});
+    try {
+      const away = new RateLimiter(nowhere, t.config.queuePrefix, { dataApi: 1, publicIp: 1, pixelKey: 1 });
+      const started = performance.now();
+      expect(await away.consume('public_ip', newIp())).toBeNull();
+      expect(performance.now() - started).toBeLessThan(100);
+    } finally {
+      nowhere.disconnect();
+    }
+  });
+});
