@@ -24,7 +24,9 @@ export async function portalFiles(): Promise<PortalFiles> {
   if (files) return files;
   await buildInto(dir);
   await removeOtherBuilds(hash);
-  return (await readBuilt(dir))!;
+  const built = await readBuilt(dir);
+  if (!built) throw new Error(`the portal build in ${dir} could not be read`);
+  return built;
 }
 
 async function sourceHash(): Promise<string> {
@@ -40,15 +42,15 @@ async function sourceHash(): Promise<string> {
   return hash.digest('hex').slice(0, 16);
 }
 
+/** The built files, or null when that build is missing (or was removed while being read: it is built again). */
 async function readBuilt(dir: string): Promise<PortalFiles | null> {
-  let names: string[];
   try {
-    names = await readdir(dir);
+    const names = await readdir(dir);
+    if (!names.includes('index.html')) return null;
+    return new Map(await Promise.all(names.map(async (n) => [n, await readFile(join(dir, n))] as const)));
   } catch {
     return null;
   }
-  if (!names.includes('index.html')) return null;
-  return new Map(await Promise.all(names.map(async (n) => [n, await readFile(join(dir, n))] as const)));
 }
 
 /** Builds into a private folder, then renames it into place: processes starting together never read half a build. */

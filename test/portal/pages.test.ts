@@ -36,6 +36,8 @@ describe('GET /portal/', () => {
 
     const again = await get('/portal/', { 'if-none-match': String(res.headers.etag) });
     expect(again.statusCode).toBe(304);
+    // The policy is the pages' own: the API beside them keeps its headers.
+    expect((await get('/api/client/openapi.json')).headers['content-security-policy']).toBeUndefined();
   });
 
   it('answers the same shell on every page path, redirects /portal and refuses unknown paths', async () => {

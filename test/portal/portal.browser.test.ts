@@ -42,6 +42,7 @@ let page: Page;
 const pageErrors: string[] = [];
 const foreignRequests: string[] = [];
 const failedResponses: string[] = [];
+const writeOrigins: Promise<string>[] = [];
 const fx = {} as { hostname: string; anna: LinkFixture; annaTt: LinkFixture; bob: LinkFixture; creatorBob: { id: string } };
 
 const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
@@ -186,6 +187,8 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     });
     page.on('request', (req) => {
       if (!req.url().startsWith(`${base}/`) && !req.url().startsWith('data:')) foreignRequests.push(req.url());
+      // allHeaders: the headers as sent, Origin included (headers() has only the page's own).
+      if (req.method() !== 'GET') writeOrigins.push(req.allHeaders().then((h) => h.origin ?? 'none'));
     });
   });
 
@@ -438,9 +441,12 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await fresh.close();
   });
 
-  it('raised no page error, failed no request but the refusals above, and requested nothing from another origin', () => {
+  it('raised no page error, failed no request but the refusals above, sent every write with its own Origin and requested nothing from another origin', async () => {
     expect(pageErrors).toEqual([]);
     expect(foreignRequests).toEqual([]);
+    // Every write (login, domains, connections, logout) carried this origin, which the portal's guard requires.
+    expect(writeOrigins.length).toBeGreaterThan(5);
+    expect(new Set(await Promise.all(writeOrigins))).toEqual(new Set([base]));
     expect(new Set(failedResponses)).toEqual(
       new Set(['401 GET /api/client/auth/me', '401 POST /api/client/auth/login', '409 POST /api/client/attribution/domains']),
     );
