@@ -10,8 +10,14 @@ export const DEFAULT_IP_MATCH_BYTES = 64 * 1024 * 1024;
 
 /** One remembered click: 8 bytes of fingerprint, the link id (uint32), the click's time in seconds (uint32). */
 const SLOT_BYTES = 16;
-/** The table is cut into strings of this size, each made whole on its first write, so Redis holds only chunks in use. */
-const CHUNK_BYTES = 64 * 1024;
+/**
+ * The table is cut into strings, each made whole on its first write, so Redis holds only
+ * chunks in use: 4095 slots, 65,520 bytes, which with Redis's string header fill one 64 KiB
+ * allocation exactly (a string of a full 64 KiB would take the next size class, 80 KiB).
+ */
+const CHUNK_MEMORY = 64 * 1024;
+const SLOTS_PER_CHUNK = CHUNK_MEMORY / SLOT_BYTES - 1;
+const CHUNK_BYTES = SLOTS_PER_CHUNK * SLOT_BYTES;
 
 // Creates the chunk at its full size first: a string grown by SETRANGE alone may be given twice its length.
 const REMEMBER = `if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], string.rep('\\0', tonumber(ARGV[3]))) end
@@ -24,8 +30,8 @@ type Slot = { key: string; offset: number; fingerprint: Buffer };
 /**
  * Recent clicks on brands' app links by IP hash, for the install IP match (0.6, report-only).
  * Whatever a flood of clicks carries, the memory is bounded (CONTRACT 10): a fixed table of
- * `memoryBytes / 16` slots shared by every brand, in 64 KiB Redis strings under the queue
- * prefix. A click goes to the slot its (brand, IP hash, device platform) hashes to; `any`
+ * about `memoryBytes / 16` slots shared by every brand, in 64 KiB Redis strings under the
+ * queue prefix. A click goes to the slot its (brand, IP hash, device platform) hashes to; `any`
  * when the click had no user agent. At the cap a newer click overwrites whichever click held
  * its slot, so matching gets rarer under a flood but never wrong: a slot answers only to the
  * fingerprint of its own (brand, IP hash, platform), and only within the window. Desktop
@@ -40,16 +46,15 @@ export class RecentAppClicks {
     private readonly prefix: string,
     memoryBytes = DEFAULT_IP_MATCH_BYTES,
   ) {
-    this.slots = Math.max(1, Math.floor(memoryBytes / CHUNK_BYTES)) * (CHUNK_BYTES / SLOT_BYTES);
+    this.slots = Math.max(1, Math.floor(memoryBytes / CHUNK_MEMORY)) * SLOTS_PER_CHUNK;
   }
 
   private slot(brandId: string, ipHash: string, field: string): Slot {
     const h = createHash('sha256').update(`${brandId}\n${ipHash}\n${field}`).digest();
     const index = h.readUInt32BE(0) % this.slots;
-    const perChunk = CHUNK_BYTES / SLOT_BYTES;
     return {
-      key: `${this.prefix}:ip-match:${Math.floor(index / perChunk)}`,
-      offset: (index % perChunk) * SLOT_BYTES,
+      key: `${this.prefix}:ip-match:${Math.floor(index / SLOTS_PER_CHUNK)}`,
+      offset: (index % SLOTS_PER_CHUNK) * SLOT_BYTES,
       fingerprint: h.subarray(4, 12),
     };
   }

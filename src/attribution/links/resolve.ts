@@ -47,12 +47,20 @@ export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));
   private readonly served = new Map<string, ServedLink | null>();
   private generation = -1;
+  /** What the cached answers take, estimated (cacheBytes): bounded by maxBytes whatever hosts and slugs visitors make up. */
+  private bytes = 0;
 
   constructor(
     private readonly db: Db,
     private readonly changes: ChangeFeed,
     private readonly maxEntries = 100_000,
+    private readonly maxBytes = 32 * 1024 * 1024,
   ) {}
+
+  /** The cache's estimated size in bytes. */
+  get cachedBytes(): number {
+    return this.bytes;
+  }
 
   async forClick(domain: string, slug: string): Promise<ServedLink | null> {
     const click = { domain, slug: slug.toLowerCase() };
@@ -60,17 +68,30 @@ export class ClickLinks {
     const generation = this.changes.generation;
     if (generation !== this.generation) {
       this.served.clear();
+      this.bytes = 0;
       this.generation = generation;
     }
     const cached = this.served.get(key);
     if (cached !== undefined && this.changes.live) return cached;
     const link = await this.batcher.call(click);
     if (this.changes.live && this.changes.generation === generation && this.generation === generation) {
-      // Full: the oldest answer makes room (a flood of made-up slugs cannot empty the cache at once).
-      if (this.served.size >= this.maxEntries) this.served.delete(this.served.keys().next().value!);
+      this.forget(key);
+      const size = cacheBytes(key, link);
+      // Full, in entries or bytes: the oldest answers make room (a flood of made-up slugs cannot empty the cache at once).
+      while (this.served.size > 0 && (this.served.size >= this.maxEntries || this.bytes + size > this.maxBytes)) {
+        this.forget(this.served.keys().next().value!);
+      }
       this.served.set(key, link);
+      this.bytes += size;
     }
     return link;
+  }
+
+  private forget(key: string): void {
+    const cached = this.served.get(key);
+    if (cached === undefined) return;
+    this.bytes -= cacheBytes(key, cached);
+    this.served.delete(key);
   }
 
   private async resolve(clicks: { domain: string; slug: string }[]): Promise<(ServedLink | null)[]> {
@@ -103,6 +124,11 @@ export class ClickLinks {
       return served;
     });
   }
+}
+
+/** A cached answer's estimated memory: two bytes a character of its key and answer, plus the map entry. */
+function cacheBytes(key: string, link: ServedLink | null): number {
+  return 2 * (key.length + (link ? JSON.stringify(link).length : 0)) + 64;
 }
 
 /** What a ledger row or an install records of the link it is credited to. */
