@@ -63,6 +63,8 @@ type ListSpec<T> = {
   title: string;
   endpoint: string;
   what: string;
+  /** `what` for one row. */
+  one: string;
   intro: string;
   columns: (rows: T[]) => Column<T>[];
   sort: SortState;
@@ -119,7 +121,7 @@ function listPage<T extends { creator: CreatorRef }>(spec: ListSpec<T>): PortalP
           ? h('button', { type: 'button', class: 'more', onclick: () => void more(next).then(() => body.querySelector<HTMLElement>('.table-wrap')?.focus()) }, `Show more ${spec.what}`)
           : null;
         body.replaceChildren(
-          sortableTable(`${formatInt(rows.length)} ${spec.what}${next ? ' (more below)' : ''}`, spec.columns(rows), rows, spec.sort),
+          sortableTable(`${formatInt(rows.length)} ${rows.length === 1 ? spec.one : spec.what}${next ? ' (more below)' : ''}`, spec.columns(rows), rows, spec.sort),
           moreButton ?? '',
         );
       };
@@ -133,6 +135,7 @@ export const linksPage = listPage<Link>({
   title: 'Links',
   endpoint: '/attribution/links',
   what: 'links',
+  one: 'link',
   intro: "Your creators' links with what they brought in the period. Copy a link to share it.",
   columns: linkColumns,
   sort: { key: null, dir: 'descending' },
@@ -144,8 +147,9 @@ export const codesPage = listPage<Code>({
   title: 'Codes',
   endpoint: '/attribution/codes',
   what: 'codes',
+  one: 'code',
   intro: 'Creator codes shoppers enter at checkout, with the conversions and revenue they carried in the period.',
   columns: codeColumns,
   sort: { key: null, dir: 'descending' },
-  none: 'No codes yet. Your svc contact makes a code for each creator; send it with the purchase (the pixel or SDK `code` field) and it shows here.',
+  none: 'No codes yet. Your svc contact makes a code for each creator; shoppers enter it at checkout, your site sends it with the purchase (the code field of the pixel or SDK), and it shows here.',
 });
