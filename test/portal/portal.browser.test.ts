@@ -364,6 +364,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await page.getByRole('button', { name: 'Copy pixel snippet' }).click();
     expect(await clipboard()).toBe(api.snippet);
     expect(await page.getByRole('link', { name: 'Read the SDK guide' }).getAttribute('href')).toBe(api.sdk_docs_url);
+    if (api.sdk_snippet) expect(await text('pre[aria-label="SDK configuration"]')).toBe(api.sdk_snippet.trim());
     await shoot('setup');
   });
 

@@ -3,7 +3,16 @@ import { h } from '../dom';
 import type { PortalPage } from '../main';
 import { copyButton, errorBox, loading } from '../ui';
 
-type Setup = { pixel_key: string; snippet: string; pixel_url: string; sdk_docs_url: string; install_endpoint: string; events_endpoint: string };
+type Setup = {
+  pixel_key: string;
+  snippet: string;
+  pixel_url: string;
+  sdk_docs_url: string;
+  /** The React Native configure call, when the API answers it. */
+  sdk_snippet?: string;
+  install_endpoint: string;
+  events_endpoint: string;
+};
 
 const EXAMPLE = "svc('track', 'purchase', { transaction_id: 'order-1042', amount: 49.99, currency: 'USD', code: 'MAYA' });";
 
@@ -44,7 +53,8 @@ export const setupPage: PortalPage = {
         'section',
         { class: 'card', 'aria-labelledby': 'app-title' },
         h('h2', { id: 'app-title' }, '3. Apps: add the SDK'),
-        h('p', null, 'The iOS and Android SDKs report installs and in-app events. ', h('a', { href: s.sdk_docs_url }, 'Read the SDK guide'), '.'),
+        h('p', null, 'The mobile SDK reports installs and in-app events. ', h('a', { href: s.sdk_docs_url }, 'Read the SDK guide'), '.'),
+        s.sdk_snippet ? [h('p', null, 'React Native: configure it once at start with this call.'), codeBlock(s.sdk_snippet, 'SDK configuration')] : null,
         h(
           'dl',
           { class: 'endpoints' },
