@@ -37,7 +37,7 @@ async function warehouseOwners(ids: string[]): Promise<Record<string, string[]>>
     { ids },
   );
   const owners: Record<string, string[]> = {};
-  for (const r of rows) (owners[r.placement_id] ??= []).push(r.brand_id);
+  for (const r of rows) owners[r.placement_id] = [...(owners[r.placement_id] ?? []), r.brand_id];
   return owners;
 }
 
