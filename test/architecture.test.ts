@@ -1,0 +1,173 @@
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// The import rules of docs/architecture.md, read from the import lines of src/ and workers/.
+// A rule lists every import that breaks it; ALLOWED holds today's known breaks, each with the
+// issue 17 item that removes it, so the list can only shrink.
+
+const root = resolve(import.meta.dirname, '..');
+
+type Import = { from: string; to: string; spec: string };
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) return sourceFiles(path);
+    return /\.(ts|mjs)$/.test(name) && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+// Static imports and re-exports (one or many lines), side-effect imports and literal import().
+const IMPORT = /^\s*(?:import|export)\b[^'"`;]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+function resolveSpec(from: string, spec: string): string {
+  if (!spec.startsWith('.')) return spec; // a package, e.g. 'fastify' or 'node:fs'
+  const base = relative(root, resolve(root, dirname(from), spec));
+  for (const candidate of [base, `${base}.ts`, `${base}/index.ts`, base.replace(/\.js$/, '.ts')]) {
+    if (existsSync(join(root, candidate)) && statSync(join(root, candidate)).isFile()) return candidate;
+  }
+  throw new Error(`${from}: cannot resolve import '${spec}'`);
+}
+
+function readImports(files: string[]): Import[] {
+  return files.flatMap((from) =>
+    [...readFileSync(join(root, from), 'utf8').matchAll(IMPORT)].map((m) => {
+      const spec = (m[1] ?? m[2] ?? m[3]) as string;
+      return { from, spec, to: resolveSpec(from, spec) };
+    }),
+  );
+}
+
+const files = [...sourceFiles('src'), ...sourceFiles('workers')];
+const imports = readImports(files);
+
+// The parts of the house (see docs/architecture.md).
+const under = (...folders: string[]) => (f: string) => folders.some((d) => f.startsWith(`${d}/`));
+const isPlumbing = (f: string) =>
+  under('src/db', 'src/warehouse', 'src/queues', 'src/http')(f) ||
+  /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release)\.ts$/.test(f);
+const isCapability = under('src/attribution', 'src/data-api', 'src/portal', 'src/internal', 'src/demo');
+const isRouteFile = (f: string) =>
+  /(^|\/|\.)routes\.ts$/.test(f) || f === 'src/app.ts' || /^src\/(data-api|portal|internal)\/index\.ts$/.test(f) || f.startsWith('src/attribution/public/');
+const isComposition = (f: string) => /^src\/(app|services|main|cli)\.ts$/.test(f);
+// Domain code: the attribution capability apart from the files that speak HTTP.
+const isDomain = (f: string) => f.startsWith('src/attribution/') && !isRouteFile(f);
+const isBrowser = under('src/portal/web');
+const isWorker = under('workers');
+
+type Rule = { name: string; breaks: (i: Import) => boolean };
+
+const RULES: Rule[] = [
+  {
+    name: 'domain code never imports Fastify, src/http, route files or the composition root',
+    breaks: (i) => isDomain(i.from) && (i.to === 'fastify' || under('src/http')(i.to) || isRouteFile(i.to) || isComposition(i.to)),
+  },
+  {
+    name: 'src/data-api and src/portal never import each other',
+    breaks: (i) =>
+      (under('src/data-api')(i.from) && under('src/portal')(i.to)) || (under('src/portal')(i.from) && under('src/data-api')(i.to)),
+  },
+  {
+    name: 'plumbing never imports a capability, a worker or the composition root',
+    breaks: (i) => isPlumbing(i.from) && (isCapability(i.to) || isWorker(i.to) || isComposition(i.to)),
+  },
+  {
+    name: 'workers never import route files',
+    breaks: (i) => isWorker(i.from) && isRouteFile(i.to),
+  },
+  {
+    name: 'the browser portal imports only its own files and packages',
+    breaks: (i) => isBrowser(i.from) && i.to !== i.spec && !isBrowser(i.to),
+  },
+];
+
+// Known breaks, as `rule index: from -> to`, each removed by the issue 17 item named beside it.
+const ALLOWED = new Set<string>([
+  // Item 2: domain functions return results or throw domain errors; routes make the answers.
+  '0: src/attribution/domains/domains.ts -> src/http/errors.ts',
+  '0: src/attribution/domains/domains.ts -> src/services.ts',
+  '0: src/attribution/ledger/types.ts -> src/http/storable-text.ts',
+  '0: src/attribution/reporting/paging.ts -> src/http/storable-text.ts',
+  '0: src/attribution/webhooks/authenticity.ts -> src/http/bearer.ts',
+  '0: src/attribution/webhooks/connections.ts -> src/http/errors.ts',
+  // Item 1: each plugin gets a typed deps object instead of the whole Services.
+  '2: src/http/bull-board.ts -> src/services.ts',
+  '2: src/http/docs.ts -> src/services.ts',
+  '2: src/http/health.ts -> src/services.ts',
+  // Item 3: the outbox in one folder, read by health through plumbing.
+  '2: src/http/health.ts -> workers/outbox-sweeper.ts',
+]);
+
+const key = (rule: number, i: Import) => `${rule}: ${i.from} -> ${i.to}`;
+
+function cycles(): string[][] {
+  const edges = new Map<string, string[]>();
+  for (const i of imports) if (i.to !== i.spec) edges.set(i.from, [...(edges.get(i.from) ?? []), i.to]);
+  // Tarjan's strongly connected components: each with more than one file is an import cycle.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return found;
+}
+
+// Cycles known today, each as its files sorted and joined by ' ', with the item that breaks it.
+const ALLOWED_CYCLES = new Set<string>([
+  // Item 1: PublicDeps moves out of public/index.ts, so the route files stop importing it back.
+  'src/attribution/public/clicks.routes.ts src/attribution/public/events.routes.ts src/attribution/public/index.ts src/attribution/public/installs.routes.ts',
+  // No item yet: the pages take the PortalPage type from main.ts, which imports the pages
+  // (a type of its own file, e.g. web/page.ts, ends it).
+  'src/portal/web/main.ts src/portal/web/pages/connections.ts src/portal/web/pages/domains.ts src/portal/web/pages/events.ts src/portal/web/pages/links.ts src/portal/web/pages/overview.ts src/portal/web/pages/setup.ts',
+]);
+
+describe('import rules (docs/architecture.md)', () => {
+  it('reads the imports of every source file', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(imports.some((i) => i.from === 'src/app.ts' && i.to === 'fastify')).toBe(true);
+  });
+
+  RULES.forEach((rule, n) => {
+    it(rule.name, () => {
+      const broken = imports.filter((i) => rule.breaks(i)).map((i) => key(n, i));
+      expect(broken.filter((b) => !ALLOWED.has(b))).toEqual([]);
+    });
+  });
+
+  it('no import cycles', () => {
+    const found = cycles().map((c) => c.join(' '));
+    expect(found.filter((c) => !ALLOWED_CYCLES.has(c))).toEqual([]);
+  });
+
+  it('every allowed break still exists (a fixed one leaves the list)', () => {
+    const now = new Set(RULES.flatMap((rule, n) => imports.filter((i) => rule.breaks(i)).map((i) => key(n, i))));
+    expect([...ALLOWED].filter((a) => !now.has(a))).toEqual([]);
+    const nowCycles = new Set(cycles().map((c) => c.join(' ')));
+    expect([...ALLOWED_CYCLES].filter((c) => !nowCycles.has(c))).toEqual([]);
+  });
+});
