@@ -40,17 +40,17 @@ export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
 type VisitDeps = LinkHostDeps & { unqueued: RepeatedLog };
 
 /**
- * Fastify's `frameworkErrors`: a URL it cannot route (malformed percent-encoding) gets a 404
- * page on an attribution domain, and Fastify's own 400 answer on any other host.
+ * Fastify's `frameworkErrors`: a URL it cannot route (a percent-encoding that is not UTF-8, such
+ * as an encoded lone surrogate) names nothing: a 404 page on an attribution domain, and the API's
+ * 404 `not_found` on any other host (CONTRACT 10: text no store can hold in a path is a 404).
  */
 export function unroutableUrl(hosts: AttributionHosts) {
-  return async (err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  return async (_err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (await hosts.match(req.host)) {
       sendPage(reply.header('cache-control', 'no-store'), 404, NOT_ACTIVE());
       return;
     }
-    const statusCode = err.statusCode ?? 400;
-    reply.code(statusCode).send({ error: 'Bad Request', code: err.code, message: err.message, statusCode });
+    reply.code(404).send({ error: 'not_found' });
   };
 }
 

@@ -232,9 +232,11 @@ describe('what is not a click', () => {
     for (const host of ['127.0.0.1:3000', 'localhost', 'svc.test', '[::1]:3000', 'unknown-domain.example']) {
       const res = await t.request({ method: 'GET', url: '/healthz', headers: { host } });
       expect(res.headers['content-type'], host).toMatch(/^application\/json/);
-      const missing = await t.request({ method: 'GET', url: '/maya', headers: { host } });
-      expect(missing.statusCode, host).toBe(404);
-      expect(missing.json(), host).toEqual({ error: 'not_found' });
+      for (const url of ['/maya', '/api/internal/attribution-links/%ED%A0%80', '/api/v1/%zz']) {
+        const missing = await t.request({ method: 'GET', url, headers: { host } });
+        expect(missing.statusCode, `${host}${url}`).toBe(404);
+        expect(missing.json(), `${host}${url}`).toEqual({ error: 'not_found' });
+      }
     }
   });
 
