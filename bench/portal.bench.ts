@@ -1,7 +1,7 @@
 
 import { sql } from 'kysely';
 import { buildApp } from '../src/app';
-import { addDays, todayUtc } from '../src/data-api/params';
+import { addDays, todayUtc } from '../src/http/query';
 import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { linkTotals } from '../src/attribution/reporting/totals';

@@ -1,5 +1,6 @@
 import { isStorableText } from '../http/storable-text';
-import { invalidParameter, SORTS, type Sort } from './params';
+import { invalidParameter } from '../http/query';
+import { SORTS, type Sort } from './params';
 import type { PostCursor } from './queries';
 
 /**

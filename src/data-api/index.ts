@@ -5,7 +5,8 @@ import type { Services } from '../services';
 import { ApiKeys, apiKeyOf } from './auth';
 import { sendCsv } from './csv';
 import { openApiDocument } from './openapi';
-import { parseQuery, resolveScope, todayUtc } from './params';
+import { parseQuery, todayUtc } from '../http/query';
+import { resolveScope } from './params';
 import { DataQueries } from './queries';
 import { type DataRequest, type Endpoint, endpoints } from './routes';
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PLATFORMS, platformSchema } from '../platforms';
-import { ATTRIBUTIONS, addDays } from './params';
+import { addDays } from '../http/query';
+import { ATTRIBUTIONS } from './params';
 import type { CreatorRow, DailyTotals, PostRow } from './queries';
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { checkDomain, type DomainItem, domainCursor, listDomains, registerDomain, removeDomain, toDomainItem } from '../attribution/domains/domains';
 import { pageParams } from '../attribution/reporting/paging';
-import { parseQuery } from '../data-api/params';
+import { parseQuery } from '../http/query';
 import type { Db } from '../db/database';
 import { HttpError, notFound } from '../http/errors';
 import type { Services } from '../services';

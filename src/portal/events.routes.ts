@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../attribution/ledger/types';
 import { pageParams } from '../attribution/reporting/paging';
-import { parseQuery } from '../data-api/params';
+import { parseQuery } from '../http/query';
 import type { Services } from '../services';
 import { eventCursor, ledgerFeed } from './events.queries';
 import { portalRange, rangeParams } from './range';

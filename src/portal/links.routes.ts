@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { linkCursor, listLinks } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
-import { parseQuery } from '../data-api/params';
+import { parseQuery } from '../http/query';
 import type { Services } from '../services';
 import { portalRange, rangeParams, totalsRange } from './range';
 import { answer, creatorRef, dateRange, money, type Operations, pagination, readErrors } from './schemas';

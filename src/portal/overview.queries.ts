@@ -1,6 +1,6 @@
 import { addMoney, type Money, REFUNDS_SQL, REVENUE_SQL } from '../attribution/reporting/money';
 import type { Warehouse } from '../warehouse/clickhouse';
-import { addDays } from '../data-api/params';
+import { addDays } from '../http/query';
 import { type DateRange, previousRange } from './range';
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { PERIODS, parseQuery } from '../data-api/params';
+import { PERIODS, parseQuery } from '../http/query';
 import type { Services } from '../services';
 import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';

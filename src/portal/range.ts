@@ -1,25 +1,21 @@
 import { z } from 'zod';
 import type { TotalsRange } from '../attribution/reporting/totals';
-import { addDays, commonQuery, PERIODS, resolveRange, todayUtc } from '../data-api/params';
+import { addDays, type Period, rangeFields, resolveRange, todayUtc } from '../http/query';
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /**
  * The portal's reads over time (CONTRACT 8) take the Data API's `period`, `start_date` and
- * `end_date` with its rules (src/data-api/params.ts, CONTRACT 5), with two portal choices:
+ * `end_date` with its rules (src/http/query.ts, CONTRACT 5), with two portal choices:
  * `30d` by default, and `all` starting on the day of the brand's first click, install or
  * ledger row (sandbox rows too, so that the sandbox feed's `all` holds them all).
  */
 
 /** An inclusive range of UTC calendar days, YYYY-MM-DD. */
 export type DateRange = { start_date: string; end_date: string };
-export type Period = (typeof PERIODS)[number];
 
-export const rangeParams = commonQuery.pick({ start_date: true, end_date: true }).extend({
-  period: z
-    .enum(PERIODS)
-    .optional()
-    .describe("Range ending today (UTC); default 30d; all starts at the brand's first fact. custom requires start_date and end_date"),
-});
+export const rangeParams = z.object(
+  rangeFields("Range ending today (UTC); default 30d; all starts at the brand's first fact. custom requires start_date and end_date"),
+);
 export type RangeParams = z.output<typeof rangeParams>;
 
 export async function portalRange(warehouse: Warehouse, brandId: string, q: RangeParams, today = todayUtc()): Promise<DateRange & { period: Period }> {

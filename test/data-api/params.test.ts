@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMonths, periodStart, todayUtc } from '../../src/data-api/params';
+import { addMonths, periodStart, todayUtc } from '../../src/http/query';
 import { envelope, summarySchema } from '../../src/data-api/resources';
 import { createApiKey } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../src/data-api/params';
+import { addDays, todayUtc } from '../../src/http/query';
 import { chDateTime } from '../../src/warehouse/values';
 import { createCode, createDomain, createLink } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';

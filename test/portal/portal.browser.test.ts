@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../src/data-api/params';
+import { addDays, todayUtc } from '../../src/http/query';
 import { chDateTime } from '../../src/warehouse/values';
 import { createCode, createDomain, createLink, type LinkFixture } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';

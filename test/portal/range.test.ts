@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseQuery } from '../../src/data-api/params';
+import { parseQuery } from '../../src/http/query';
 import { portalRange, previousRange, rangeParams } from '../../src/portal/range';
 import type { Warehouse } from '../../src/warehouse/clickhouse';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/database';
-import type { Services } from '../../services';
+import type { Warehouse } from '../../warehouse/clickhouse';
 import { toPage } from './paging';
 import { codeTotals, type Money, linkTotals, type TotalsRange } from './totals';
 
@@ -10,7 +10,8 @@ import { codeTotals, type Money, linkTotals, type TotalsRange } from './totals';
  * Postgres first; its totals come from ClickHouse for exactly the ids of that page.
  */
 
-type Reader = Pick<Services, 'db' | 'warehouse'>;
+/** The two stores a list reads: rows from Postgres, their totals from ClickHouse. */
+export type ListReader = { db: Db; warehouse: Warehouse };
 type Page<C> = { limit: number; cursor?: C };
 
 export type LinkFilter = { brandId?: string; creatorId?: string; ids?: number[] };
@@ -60,7 +61,7 @@ export type CodeItem = {
 /** Links by id (creation order). */
 export const linkCursor = z.tuple([z.number().int()]);
 
-export async function listLinks({ db, warehouse }: Reader, filter: LinkFilter, page: Page<z.output<typeof linkCursor>>, range?: TotalsRange) {
+export async function listLinks({ db, warehouse }: ListReader, filter: LinkFilter, page: Page<z.output<typeof linkCursor>>, range?: TotalsRange) {
   let q = linkRows(db).orderBy('l.id').limit(page.limit + 1);
   if (filter.brandId) q = q.where('l.brand_id', '=', filter.brandId);
   if (filter.creatorId) q = q.where('l.creator_id', '=', filter.creatorId);
@@ -80,7 +81,7 @@ export async function listLinks({ db, warehouse }: Reader, filter: LinkFilter, p
 /** Codes by brand, then label. */
 export const codeCursor = z.tuple([z.string(), z.string()]);
 
-export async function listCodes({ db, warehouse }: Reader, filter: CodeFilter, page: Page<z.output<typeof codeCursor>>, range?: TotalsRange) {
+export async function listCodes({ db, warehouse }: ListReader, filter: CodeFilter, page: Page<z.output<typeof codeCursor>>, range?: TotalsRange) {
   let q = codeRows(db).orderBy('cc.brand_id').orderBy('cc.label').limit(page.limit + 1);
   if (filter.brandId) q = q.where('cc.brand_id', '=', filter.brandId);
   if (filter.creatorId) q = q.where('cc.creator_id', '=', filter.creatorId);
