@@ -56,7 +56,7 @@ const PG_UNAVAILABLE = new Set(['3D000', '57P01', '57P02', '57P03', '53300', '57
 const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
 // What pg and ioredis throw when a store is gone or hung (their own messages, no codes).
 const UNAVAILABLE_MESSAGES =
-  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Command timed out|Stream isn't writeable|Connection is closed|Socket timeout|Reached the max retries per request limit)|is not currently accepting connections/;
+  /^(Redis unavailable|Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Command timed out|Stream isn't writeable|Connection is closed|Socket timeout|Reached the max retries per request limit)|is not currently accepting connections/;
 
 /** Whether `err` says Postgres or Redis cannot be reached or did not answer in time (CONTRACT 10: 503, never 500). */
 export function storeUnavailable(err: unknown, depth = 0): boolean {

@@ -12,7 +12,7 @@ export type RateLimitAnswer = { allowed: boolean; limit: number; remaining: numb
 const LIMIT_OF: Record<RateLimitKind, keyof Config['rateLimits']> = { data_api: 'dataApi', public_ip: 'publicIp', pixel_key: 'pixelKey' };
 
 /** How long a request waits for Redis's count before it goes on unlimited (Redis slow or hung). */
-const COUNT_WAIT_MS = 500;
+const COUNT_WAIT_MS = 1000;
 
 type Pending = { n: number; waiters: ((total: number | null) => void)[] };
 

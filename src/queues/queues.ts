@@ -62,7 +62,12 @@ export class FactQueues {
     prefix: string,
   ) {
     this.queues = Object.fromEntries(
-      FACT_KINDS.map((kind) => [kind, new Queue<FactJobData>(kind, { connection, prefix, defaultJobOptions: JOB_OPTIONS })]),
+      FACT_KINDS.map((kind) => {
+        const queue = new Queue<FactJobData>(kind, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
+        // BullMQ repeats the connection's errors here; the connection's own listener logs them (services.ts).
+        queue.on('error', () => {});
+        return [kind, queue];
+      }),
     ) as Record<FactKind, Queue<FactJobData>>;
   }
 
@@ -130,6 +135,8 @@ export class FactQueues {
       jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt, ...(replay ? { replay } : {}) }));
     }
     try {
+      // A queue that never reached Redis (started while Redis was away) would wait for it: fail now instead.
+      if (this.connection.status !== 'ready') throw new Error('Redis unavailable: the connection is not ready');
       if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
       else await this.queues[kind].addBulk(jobs);
     } catch (err) {

@@ -31,10 +31,12 @@ describe('operations (CONTRACT 7)', () => {
   });
 
   it('answers 503 from /healthz when a store is down', async () => {
+    const ended = new Promise((resolve) => t.services.redis.once('end', resolve));
     t.services.redis.disconnect();
     const res = await t.request({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toMatchObject({ ok: false, redis: false, postgres: true, clickhouse: true });
+    await ended; // connect() refuses a connection still closing
     await t.services.redis.connect();
   });
 });

@@ -58,12 +58,14 @@ describe('degraded but serving (CONTRACT 7)', () => {
   });
 
   it('shows a store that stops answering as svc_store_up 0', async () => {
+    const ended = new Promise((resolve) => t.services.redis.once('end', resolve));
     t.services.redis.disconnect();
     try {
       const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body;
       expect(sample(metrics, 'svc_store_up{store="redis"}')).toBe(0);
       expect(sample(metrics, 'svc_store_up{store="postgres"}')).toBe(1);
     } finally {
+      await ended; // connect() refuses a connection still closing
       await t.services.redis.connect();
     }
   });
