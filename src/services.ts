@@ -40,7 +40,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${RELEASE_WAIT_MS / 1000} s`,
       ),
   });
-  const redis = createRedis(config.redisUrl, 'client', redisCommandMs);
+  const redis = createRedis(config.redisUrl, 'request', redisCommandMs);
   // ioredis reports every failed reconnect: one line a second while Redis is away.
   const redisErrors = new RepeatedLog(log, 'warn', 'Redis unreachable', { countField: 'errors' });
   redis.on('error', (err) => redisErrors.report({ err: err.message }));

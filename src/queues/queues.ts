@@ -135,8 +135,11 @@ export class FactQueues {
       jobs.push(factJob(kind, { rows: rows.slice(i, i + MAX_ROWS_PER_JOB), acceptedAt, ...(replay ? { replay } : {}) }));
     }
     try {
-      // A queue that never reached Redis (started while Redis was away) would wait for it: fail now instead.
-      if (this.connection.status !== 'ready') throw new Error('Redis unavailable: the connection is not ready');
+      // On the request path (no offline queue) a queue that never reached Redis (started while
+      // Redis was away) would wait for it: fail now instead.
+      if (!this.connection.options.enableOfflineQueue && this.connection.status !== 'ready') {
+        throw new Error('Redis unavailable: the connection is not ready');
+      }
       if (jobs.length === 1) await this.queues[kind].add(jobs[0]!.name, jobs[0]!.data, jobs[0]!.opts);
       else await this.queues[kind].addBulk(jobs);
     } catch (err) {

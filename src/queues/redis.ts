@@ -2,15 +2,16 @@ import { Redis } from 'ioredis';
 
 /**
  * A Redis connection. BullMQ workers need `maxRetriesPerRequest: null` (blocking
- * commands must wait through reconnects). The others (requests, producers, the sweeper)
- * must never hold a request (CONTRACT 10): no offline queue, so a command while Redis is
- * away fails at once; every command times out after `commandTimeoutMs`, and a connection
- * that sends nothing back for as long is dropped and opened again, so a hung Redis fails
- * every pending command instead of piling them up. Commands are not re-sent after a
+ * commands must wait through reconnects); other clients (the CLI, the outbox sweeper) wait
+ * for a connection in the offline queue and fail after three reconnects. The request path
+ * (`request`) must never hold a request (CONTRACT 10): no offline queue, so a command while
+ * Redis is away fails at once; every command times out after `commandTimeoutMs`, and a
+ * connection that sends nothing back for as long is dropped and opened again, so a hung Redis
+ * fails every pending command instead of piling them up. Commands are not re-sent after a
  * reconnect: their callers were already told they failed.
  */
-export function createRedis(url: string, kind: 'worker' | 'client' = 'client', commandTimeoutMs = 2000): Redis {
-  if (kind === 'worker') return new Redis(url, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false });
+export function createRedis(url: string, kind: 'worker' | 'client' | 'request' = 'client', commandTimeoutMs = 2000): Redis {
+  if (kind !== 'request') return new Redis(url, { maxRetriesPerRequest: kind === 'worker' ? null : 3, enableReadyCheck: true, lazyConnect: false });
   return new Redis(url, {
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,

@@ -151,7 +151,7 @@ describe('the limiter', () => {
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
     const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
-    const nowhere = createRedis(`redis://127.0.0.1:${await freePort()}`);
+    const nowhere = createRedis(`redis://127.0.0.1:${await freePort()}`, 'request');
     nowhere.on('error', () => {});
     try {
       const away = new RateLimiter(nowhere, t.config.queuePrefix, { dataApi: 1, publicIp: 1, pixelKey: 1 });
