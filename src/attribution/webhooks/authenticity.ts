@@ -37,8 +37,13 @@ export function requireAuthorization(
   return matched;
 }
 
-/** Stripe and Shopify sign with a secret the brand pastes; without it nothing verifies. */
-export function requireSigningSecret(secret: string | null): string {
+/**
+ * Stripe and Shopify sign with a secret the brand pastes; without it nothing verifies. Answers
+ * that secret and the signature header's value, or refuses a delivery that has none.
+ */
+export function signedDelivery(headers: IncomingHttpHeaders, secret: string | null, signatureHeader: string) {
   if (!secret) throw unauthenticated('signing_secret_missing');
-  return secret;
+  const sent = header(headers, signatureHeader);
+  if (!sent) throw unauthenticated('signature_missing');
+  return { secret, sent };
 }

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { header, requireSigningSecret } from '../authenticity';
+import { header, signedDelivery } from '../authenticity';
 import { type Connector, type Handlers, ignored, type MapContext, mapByType, rows, unauthenticated, unparseable } from '../connector';
 import {
   clickToken,
@@ -129,9 +129,7 @@ export const shopify: Connector<Settings, Buffer, ShopifyEvent> = {
   settingsSchema: shopifySettings,
 
   async authenticate(delivery, connection) {
-    const secret = requireSigningSecret(connection.signingSecret);
-    const sent = header(delivery.headers, 'x-shopify-hmac-sha256');
-    if (!sent) throw unauthenticated('signature_missing');
+    const { secret, sent } = signedDelivery(delivery.headers, connection.signingSecret, 'x-shopify-hmac-sha256');
     const expected = createHmac('sha256', secret).update(delivery.body).digest();
     const given = Buffer.from(sent, 'base64');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthenticated('signature_mismatch');

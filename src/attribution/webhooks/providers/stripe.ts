@@ -1,7 +1,7 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import type { LedgerDraft, LedgerEventType } from '../../ledger/types';
-import { header, requireSigningSecret } from '../authenticity';
+import { signedDelivery } from '../authenticity';
 import { type Connector, type Handlers, ignored, type LedgerReference, mapByType, type Mapped, unauthenticated } from '../connector';
 import {
   clickToken,
@@ -175,9 +175,7 @@ export const stripe: Connector<Settings, Buffer, StripeEvent> = {
   settingsSchema: stripeSettings,
 
   async authenticate(delivery, connection) {
-    const secret = requireSigningSecret(connection.signingSecret);
-    const sent = header(delivery.headers, 'stripe-signature');
-    if (!sent) throw unauthenticated('signature_missing');
+    const { secret, sent } = signedDelivery(delivery.headers, connection.signingSecret, 'stripe-signature');
     const { signedAt, canonical } = signatureHeader(sent);
     try {
       Stripe.webhooks.signature!.verifyHeader(delivery.body, canonical, secret, 0);
