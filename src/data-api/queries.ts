@@ -65,6 +65,7 @@ const COUNTED_PLACEMENTS: Record<Scope['attribution'], string> = {
 const TOTALS = `count() AS posts, sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
   if(count() > 0 AND count(shares) = 0, NULL, sum(ifNull(shares, 0))) AS shares`;
 
+/** The one definition of engagement: (likes + comments + shares) / views, 0 without views. */
 const ENGAGEMENT_RATE = `if(views = 0, 0, (likes + comments + ifNull(shares, 0)) / views)`;
 
 /** Creator names, handles and followers of the brand's creators (the mirror of Postgres). */
@@ -74,7 +75,7 @@ const BRAND_CREATORS = `
     WHERE creator_id IN (SELECT creator_id FROM placement_totals WHERE brand_id = {brand:String})`;
 
 export type Totals = { posts: number; views: number; likes: number; comments: number; shares: number | null };
-export type Summary = Totals & { creators: number };
+export type Summary = Totals & { creators: number; engagement_rate: number };
 export type DailyTotals = Totals & { date: string };
 
 const SUMMARY: Record<Scope['attribution'], string> = {
@@ -219,7 +220,8 @@ export class DataQueries {
   }
 
   async summary(scope: Scope): Promise<Summary> {
-    const [row] = await this.wh.rows<Summary>(SUMMARY[scope.attribution], scopeParams(scope));
+    const query = `SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate FROM (${SUMMARY[scope.attribution]})`;
+    const [row] = await this.wh.rows<Summary>(query, scopeParams(scope));
     return row!;
   }
 

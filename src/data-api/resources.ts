@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PLATFORMS, platformSchema } from '../platforms';
 import { addDays } from '../http/query';
-import { ATTRIBUTIONS } from './params';
+import { ATTRIBUTIONS, type Scope } from './params';
 import type { CreatorRow, DailyTotals, PostRow } from './queries';
 
 /**
@@ -89,6 +89,21 @@ export const metaSchema = z.object({
   generated_at: z.iso.datetime(),
 });
 
+export type Meta = z.output<typeof metaSchema>;
+
+/** The `meta` of every JSON answer: whose data, over which days, platforms and attribution. */
+export function metaOf(brand: { id: string; name: string }, scope: Scope): Meta {
+  const { start, end, platforms, attribution } = scope;
+  return {
+    brand: { id: brand.id, name: brand.name },
+    start_date: start,
+    end_date: end,
+    platforms,
+    attribution,
+    generated_at: new Date().toISOString(),
+  };
+}
+
 export const cursorPaginationSchema = z.object({ next_cursor: z.string().nullable(), has_more: z.boolean() });
 export const pagePaginationSchema = z.object({
   page: count,
@@ -110,9 +125,6 @@ export const errorSchemas = {
 export type Post = z.output<typeof postSchema>;
 export type Creator = z.output<typeof creatorSchema>;
 export type DailyRow = z.output<typeof dailyRowSchema>;
-
-export const engagementRate = (t: { views: number; likes: number; comments: number; shares: number | null }) =>
-  t.views === 0 ? 0 : (t.likes + t.comments + (t.shares ?? 0)) / t.views;
 
 const byPlatformOrder = (a: string, b: string) =>
   PLATFORMS.indexOf(a as (typeof PLATFORMS)[number]) - PLATFORMS.indexOf(b as (typeof PLATFORMS)[number]);
