@@ -3,6 +3,7 @@ import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
 import { Batcher } from '../../db/batcher';
 import { Memo } from './memo';
+import { linksWithDomain } from './queries';
 
 /** A link as the click endpoint serves it. */
 export type ServedLink = {
@@ -95,18 +96,13 @@ export class ClickLinks {
   }
 
   private async resolve(clicks: { domain: string; slug: string }[]): Promise<(ServedLink | null)[]> {
-    const candidates = await this.db
-      .selectFrom('links as l')
-      .innerJoin('domains as d', 'd.id', 'l.domain_id')
+    const candidates = await linksWithDomain(this.db)
       .innerJoin('brands as b', 'b.id', 'l.brand_id')
       .select([
-        'l.id',
         'l.brand_id as brandId',
         'b.name as brandName',
         'b.logo_url as brandLogoUrl',
         'l.creator_id as creatorId',
-        'd.hostname as domain',
-        'l.slug',
         'l.type',
         'l.destination_url as destinationUrl',
         'l.ios_url as iosUrl',
@@ -152,18 +148,16 @@ export class LinkDirectory {
 
   byId(id: number): Promise<CreditedLink | null> {
     return this.memo.get(String(id), async () => {
-      const row = await this.db
-        .selectFrom('links as l')
-        .innerJoin('domains as d', 'd.id', 'l.domain_id')
+      const row = await linksWithDomain(this.db)
         .innerJoin('creators as c', 'c.id', 'l.creator_id')
-        .select(['l.id', 'l.brand_id', 'd.hostname', 'l.slug', 'c.id as creator_id', 'c.name as creator_name'])
+        .select(['l.brand_id', 'c.id as creator_id', 'c.name as creator_name'])
         .where('l.id', '=', id)
         .executeTakeFirst();
       if (!row) return null;
       return {
         id: row.id,
         brandId: row.brand_id,
-        domain: row.hostname,
+        domain: row.domain,
         slug: row.slug,
         creator: { id: row.creator_id, name: row.creator_name },
       };

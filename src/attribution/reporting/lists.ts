@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/database';
+import { linksWithDomain } from '../links/queries';
 import type { Warehouse } from '../../warehouse/clickhouse';
 import { toPage } from './paging';
 import { codeTotals, type Money, linkTotals, type TotalsRange } from './totals';
@@ -99,16 +100,11 @@ export async function listCodes({ db, warehouse }: ListReader, filter: CodeFilte
 }
 
 function linkRows(db: Db) {
-  return db
-    .selectFrom('links as l')
-    .innerJoin('domains as d', 'd.id', 'l.domain_id')
+  return linksWithDomain(db)
     .innerJoin('creators as c', 'c.id', 'l.creator_id')
     .select([
-      'l.id',
       'l.brand_id',
       'l.domain_id',
-      'd.hostname as domain',
-      'l.slug',
       'l.type',
       'l.active',
       'l.destination_url',
