@@ -11,6 +11,7 @@ import { publicAttributionRoutes } from './attribution/public';
 import { webhookRoutes } from './attribution/webhooks/routes';
 import { dataApiRoutes } from './data-api';
 import { bullBoardRoutes } from './http/bull-board';
+import { apiDocsRoutes } from './http/api-docs';
 import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
@@ -83,6 +84,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(publicAttributionRoutes, { ...opts, ledger, clicks, recentAppClicks, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, opts);
+  await app.register(apiDocsRoutes);
   await app.register(webhookRoutes, {
     ...opts,
     prefix: '/api/webhooks/attribution',

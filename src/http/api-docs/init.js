@@ -1,0 +1,28 @@
+// Starts Swagger UI (swagger-ui-dist, loaded just before this file) on the two OpenAPI documents
+// this service publishes. A file, not an inline script: the page's CSP allows scripts from 'self' only.
+const DOCUMENTS = [
+  { url: '/api/v1/openapi.json', name: 'Data API' },
+  { url: '/api/client/openapi.json', name: 'Portal API' },
+];
+
+// /docs/api?doc=portal opens on the portal's document; the top bar switches between them.
+const first = new URLSearchParams(window.location.search).get('doc') === 'portal' ? 'Portal API' : 'Data API';
+
+// The top bar's own logo is an SVG with a <style> element, which the page's CSP (style-src 'self')
+// refuses; a text title takes its place.
+const TitleInsteadOfLogo = (system) => ({
+  components: { Logo: () => system.React.createElement('span', { className: 'api-docs-title' }, 'API reference') },
+});
+
+window.ui = window.SwaggerUIBundle({
+  urls: DOCUMENTS,
+  'urls.primaryName': first,
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  presets: [window.SwaggerUIBundle.presets.apis, window.SwaggerUIStandalonePreset],
+  plugins: [TitleInsteadOfLogo],
+  layout: 'StandaloneLayout',
+  // No badge from the public validator service: nothing is requested from another origin.
+  validatorUrl: null,
+  displayRequestDuration: true,
+});

@@ -1,0 +1,133 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, createBrand } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+
+/**
+ * GET /docs/api in Debian's headless Chromium, against the service listening on a real port
+ * (PUBLIC_BASE_URL names it, so "Try it out" calls this origin): the Data API's operations are
+ * drawn, one is called with an API key, the switch shows the portal's document, and nothing is
+ * requested from another origin, refused by the CSP or thrown. Screenshots go to test/artifacts/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const installed = existsSync(CHROMIUM);
+if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
+if (!installed) console.warn(`skipping the API reference browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+
+const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
+
+let t: TestService;
+let base: string;
+let apiKey: string;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+const foreignRequests: string[] = [];
+const cspViolations: string[] = [];
+
+/** A port that was free a moment ago: PUBLIC_BASE_URL must name it before the service starts. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+async function shoot(name: string) {
+  for (const [label, size] of [
+    ['desktop', { width: 1280, height: 900 }],
+    ['phone', { width: 390, height: 844 }],
+  ] as const) {
+    await page.setViewportSize(size);
+    await page.waitForTimeout(100);
+    await page.screenshot({ path: `${ARTIFACTS}api-docs-${name}-${label}.png` });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/** The paths of the operations Swagger UI has drawn, as shown. */
+const shownPaths = () => page.locator('.opblock-summary-path').allTextContents();
+
+describe.skipIf(!installed)('API reference in headless Chromium', () => {
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await startTestService({ workers: false, env: { PUBLIC_BASE_URL: base } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    const brand = await createBrand(t, { name: 'Acme' });
+    apiKey = (await createApiKey(t, brand.id)).key;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('request', (req) => {
+      const u = req.url();
+      if (!u.startsWith(`${base}/`) && !u.startsWith('data:')) foreignRequests.push(u);
+    });
+    page.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (t) await destroyTestService(t);
+  });
+
+  it('draws the Data API operations and calls one with an API key', { timeout: 60_000 }, async () => {
+    await page.goto(`${base}/docs/api`);
+    await page.locator('.opblock-summary-path', { hasText: '/metrics/summary' }).first().waitFor();
+    const paths = await shownPaths();
+    for (const p of ['/brand', '/metrics/summary', '/metrics/daily', '/posts', '/creators', '/posts.csv', '/openapi.json']) expect(paths).toContain(p);
+    await expect(page.locator('.info .title').textContent()).resolves.toMatch(/Data API/i);
+    await shoot('data-api');
+
+    // Authorize with the key, open GET /metrics/summary, "Try it out", Execute: a 200 from this origin.
+    await page.getByRole('button', { name: /Authorize/ }).first().click();
+    const dialog = page.locator('.modal-ux');
+    await dialog.locator('input[type="text"], input[type="password"]').first().fill(apiKey);
+    await dialog.getByRole('button', { name: 'Apply credentials' }).first().click();
+    await dialog.getByRole('button', { name: 'Close' }).first().click();
+    const op = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/metrics\/summary$/ }) });
+    await op.locator('.opblock-summary').click();
+    await op.getByRole('button', { name: 'Try it out' }).click();
+    await op.getByRole('button', { name: 'Execute' }).click();
+    const status = op.locator('.live-responses-table .response .response-col_status').first();
+    await status.waitFor();
+    expect((await status.textContent())?.trim()).toBe('200');
+    await expect(op.locator('.request-url').textContent()).resolves.toContain(`${base}/api/v1/metrics/summary`);
+    await shoot('data-api-try');
+  });
+
+  it('switches to the portal document', async () => {
+    await page.locator('.topbar select').selectOption({ label: 'Portal API' });
+    await page.locator('.opblock-summary-path', { hasText: '/api/client/attribution/overview' }).first().waitFor();
+    const paths = await shownPaths();
+    for (const p of ['/api/client/auth/login', '/api/client/attribution/overview', '/api/client/attribution/events', '/api/client/attribution/domains']) {
+      expect(paths).toContain(p);
+    }
+    expect(paths).not.toContain('/metrics/summary');
+    await shoot('portal');
+
+    // ?doc=portal opens on the portal's document.
+    await page.goto(`${base}/docs/api?doc=portal`);
+    await page.locator('.opblock-summary-path', { hasText: '/api/client/attribution/overview' }).first().waitFor();
+  });
+
+  it('requested nothing from another origin, broke no CSP rule and threw nothing', () => {
+    expect(foreignRequests).toEqual([]);
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  });
+});
