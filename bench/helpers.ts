@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /** Latency percentiles of repeated async calls, in milliseconds. */
 export async function timeCalls(fn: () => Promise<unknown>, opts: { warmup?: number; runs?: number } = {}) {
   for (let i = 0; i < (opts.warmup ?? 3); i++) await fn();
@@ -17,3 +19,23 @@ export function percentile(values: number[], p: number): number {
 }
 
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/**
+ * A brand with a vanity domain and a web link `maya`, made through the internal endpoints with
+ * `post` (which sends the admin token and throws on a refusal). Answers the brand and the domain.
+ */
+export async function seedWebLink(post: (path: string, body: object) => Promise<Record<string, unknown>>) {
+  const brand = await post('/api/internal/brands', { name: 'Bench' });
+  const creator = await post('/api/internal/creators', { name: 'Maya Lopez', first_name: 'Maya' });
+  const hostname = `bench-${randomBytes(3).toString('hex')}.link`;
+  const domain = await post('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
+  await post('/api/internal/attribution-links', {
+    brand_id: brand.id,
+    creator_id: creator.id,
+    domain_id: domain.id,
+    slug: 'maya',
+    type: 'web',
+    destination_url: 'https://shop.example/spring',
+  });
+  return { brand, hostname };
+}

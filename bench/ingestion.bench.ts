@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app';
@@ -7,7 +7,7 @@ import { signAdminToken } from '../src/http/admin-auth';
 import { createLogger } from '../src/logger';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { startWorkerThread, type Workers } from '../workers';
-import { percentile, round } from './helpers';
+import { percentile, round, seedWebLink } from './helpers';
 import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
@@ -253,18 +253,7 @@ async function setUpBrand(app: FastifyInstance, config: Config) {
     if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
     return res.json();
   };
-  const brand = await post('/api/internal/brands', { name: 'Bench' });
-  const creator = await post('/api/internal/creators', { name: 'Maya Lopez', first_name: 'Maya' });
-  const hostname = `bench-${randomBytes(3).toString('hex')}.link`;
-  const domain = await post('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
-  await post('/api/internal/attribution-links', {
-    brand_id: brand.id,
-    creator_id: creator.id,
-    domain_id: domain.id,
-    slug: 'maya',
-    type: 'web',
-    destination_url: 'https://shop.example/spring',
-  });
+  const { brand, hostname } = await seedWebLink(post);
   const clicked = await post('/api/public/attribution/clicks', { domain: hostname, slug: 'maya' }, {});
   return { id: brand.id as string, pixelKey: brand.pixel_key as string, hostname, clickToken: clicked.click_token as string };
 }

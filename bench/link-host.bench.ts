@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { signAdminToken } from '../src/http/admin-auth';
 import { benchEnvironment } from './environment';
-import { percentile, round } from './helpers';
+import { percentile, round, seedWebLink } from './helpers';
 import type { Bench } from './run';
 
 /**
@@ -175,17 +174,5 @@ async function setUpLinks(base: string, adminSecret: string): Promise<string> {
     if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return (await res.json()) as { id: string };
   };
-  const brand = await post('/api/internal/brands', { name: 'Bench' });
-  const creator = await post('/api/internal/creators', { name: 'Maya Lopez', first_name: 'Maya' });
-  const hostname = `bench-${randomBytes(3).toString('hex')}.link`;
-  const domain = await post('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
-  await post('/api/internal/attribution-links', {
-    brand_id: brand.id,
-    creator_id: creator.id,
-    domain_id: domain.id,
-    slug: 'maya',
-    type: 'web',
-    destination_url: 'https://shop.example/spring',
-  });
-  return hostname;
+  return (await seedWebLink(post)).hostname;
 }
