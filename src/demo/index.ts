@@ -21,15 +21,16 @@ export async function loadDemo(services: Services, app: FastifyInstance, size: D
   return brands;
 }
 
-/** How to use a demo brand: its API key, a portal login and a ready curl line. */
+/** How to use a demo brand: its API key, the portal page with its login, a ready curl line and the API reference. */
 export function describeDemo(brands: DemoBrand[], publicBaseUrl: string): string {
   return brands
     .map((b) =>
       [
         `Demo brand "${b.name}" (${b.id})`,
         `  API key:      ${b.apiKey}`,
-        `  Portal login: ${b.portal.email} / ${b.portal.password}  (POST ${publicBaseUrl}/api/client/auth/login)`,
+        `  Portal:       ${publicBaseUrl}/portal/  (log in as ${b.portal.email} / ${b.portal.password})`,
         `  Try:          curl -H "Authorization: Bearer ${b.apiKey}" ${publicBaseUrl}/api/v1/metrics/summary`,
+        `  API docs:     ${publicBaseUrl}/docs/api`,
       ].join('\n'),
     )
     .join('\n\n');
