@@ -94,6 +94,11 @@ export async function apiDocsRoutes(app: FastifyInstance) {
       .send(PAGE),
   );
 
+  app.get('/docs/api/', async (req, reply) => {
+    const query = req.url.indexOf('?');
+    return reply.redirect(`/docs/api${query < 0 ? '' : req.url.slice(query)}`, 301);
+  });
+
   // The name must be one of ASSETS' keys: nothing else in node_modules or src is reachable.
   app.get('/docs/api/assets/:name', async (req, reply) => {
     const a = ASSETS.get((req.params as { name: string }).name);

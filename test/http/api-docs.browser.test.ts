@@ -28,6 +28,7 @@ let page: Page;
 const pageErrors: string[] = [];
 const foreignRequests: string[] = [];
 const cspViolations: string[] = [];
+const failedResponses: string[] = [];
 
 /** A port that was free a moment ago: PUBLIC_BASE_URL must name it before the service starts. */
 async function freePort(): Promise<number> {
@@ -74,6 +75,9 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
     page.on('request', (req) => {
       const u = req.url();
       if (!u.startsWith(`${base}/`) && !u.startsWith('data:')) foreignRequests.push(u);
+    });
+    page.on('response', (res) => {
+      if (res.status() >= 400) failedResponses.push(`${res.status()} ${res.url()}`);
     });
     page.on('console', (msg) => {
       if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
@@ -125,8 +129,9 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
     await page.locator('.opblock-summary-path', { hasText: '/api/client/attribution/overview' }).first().waitFor();
   });
 
-  it('requested nothing from another origin, broke no CSP rule and threw nothing', () => {
+  it('requested nothing from another origin, got no error answer, broke no CSP rule and threw nothing', () => {
     expect(foreignRequests).toEqual([]);
+    expect(failedResponses).toEqual([]);
     expect(cspViolations).toEqual([]);
     expect(pageErrors).toEqual([]);
   });

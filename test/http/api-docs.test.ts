@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
@@ -99,6 +101,30 @@ describe('GET /docs/api', () => {
       expect(res.statusCode, url).toBe(404);
       expect(res.json(), url).toEqual({ error: 'not_found' });
     }
+  });
+
+  it('answers 404 to traversal sent over a socket exactly as written (no client-side normalising)', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const status = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        request({ host: '127.0.0.1', port, path }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        })
+          .on('error', reject)
+          .end();
+      });
+    for (const path of ['/docs/api/assets/../../package.json', '/docs/api/assets/..%2f..%2fpackage.json', '/docs/api/assets/%2e%2e/%2e%2e/%2e%2e/package.json']) {
+      expect(await status(path), path).toBe(404);
+    }
+    expect(await status(`/docs/api/assets/swagger-ui-${swaggerVersion}.css`)).toBe(200);
+  });
+
+  it('sends /docs/api/ to /docs/api, keeping the query', async () => {
+    const res = await t.request({ method: 'GET', url: '/docs/api/?doc=portal' });
+    expect(res.statusCode).toBe(301);
+    expect(res.headers.location).toBe('/docs/api?doc=portal');
   });
 
   it('answers HEAD like GET', async () => {
