@@ -2,12 +2,14 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ClickRecorder } from './attribution/clicks/record';
 import { RecentAppClicks } from './attribution/installs/ip-clicks';
+import { InstallRecorder } from './attribution/installs/record';
 import { createLedger } from './attribution/ledger/record';
 import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
 import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
 import { publicAttributionRoutes } from './attribution/public';
+import { PixelKeys } from './attribution/public/pixel-keys';
 import { webhookRoutes } from './attribution/webhooks/routes';
 import { dataApiRoutes } from './data-api';
 import { bullBoardRoutes } from './http/bull-board';
@@ -75,18 +77,37 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const opts = { services };
   await app.register(healthRoutes, opts);
   await app.register(bullBoardRoutes, opts);
-  await app.register(internalRoutes, { ...opts, prefix: '/api/internal' });
-  await app.register(dataApiRoutes, { ...opts, prefix: '/api/v1' });
-  await app.register(portalRoutes, { ...opts, prefix: '/api/client' });
+  // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
+  const { warehouse, queues, linkChanges, rateLimiter } = services;
+  const { publicBaseUrl, secretKey } = config;
+  const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers };
+  await app.register(internalRoutes, {
+    ...domainDeps,
+    warehouse,
+    queues,
+    adminJwtSecret: config.adminJwtSecret,
+    secretKey,
+    prefix: '/api/internal',
+  });
+  await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, prefix: '/api/v1' });
+  const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
+  await app.register(portalRoutes, { ...domainDeps, warehouse, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);
-  await app.register(publicAttributionRoutes, { ...opts, ledger, clicks, recentAppClicks, prefix: '/api/public/attribution' });
+  // The ledger's credit sources: installs and events then share one memo of links.
+  const installs = new InstallRecorder({ db, queues, log, credit: ledger.credit, recentAppClicks });
+  const pixelKeys = new PixelKeys(db);
+  const publicDeps = { pixelKeys, clicks, installs, ledger, rateLimiter, secretKey, log };
+  await app.register(publicAttributionRoutes, { ...publicDeps, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, opts);
   await app.register(apiDocsRoutes);
   await app.register(webhookRoutes, {
-    ...opts,
+    db,
+    secretKey,
+    publicBaseUrl,
+    testAppleRootCa: config.testAppleRootCa,
     prefix: '/api/webhooks/attribution',
     recordLedgerEvent: ledger.record,
   });

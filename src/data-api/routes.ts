@@ -1,6 +1,8 @@
 import type { z } from 'zod';
+import { schemaRef } from '../http/openapi';
+import { type Route, route } from '../http/route';
 import { decodeCursor, encodeCursor } from './cursor';
-import type { CsvBody } from './csv';
+import { type CsvBody, sendCsv } from './csv';
 import {
   type CommonQuery,
   commonQuery,
@@ -10,7 +12,7 @@ import {
   postsQuery,
   type Scope,
 } from './params';
-import type { DataQueries } from './queries';
+import { type DataContext, type DataRequest, dataRequest } from './request';
 import {
   brandSchema,
   creatorCsvRecord,
@@ -20,8 +22,10 @@ import {
   dailyCsvRecord,
   dailyRowSchema,
   dailyRows,
-  engagementRate,
   envelope,
+  errorSchemas,
+  metaOf,
+  metaSchema,
   pagePaginationSchema,
   pagedEnvelope,
   postCsvRecord,
@@ -36,42 +40,86 @@ import {
  * index.ts serves them behind the API key; openapi.ts describes them from the same schemas.
  */
 
-export type Campaign = { id: string; name: string; status: string; start_date: string | null; end_date: string | null };
-export type Brand = { id: string; name: string; logo_url: string | null; default_platforms: string[] };
-
-/** An authenticated, validated request: its brand, parameters and resolved scope. */
-export type DataRequest<Q> = {
-  brand: Brand;
-  campaigns: Campaign[];
-  campaignNames: Map<string, string>;
-  query: Q;
-  scope: Scope;
-  queries: DataQueries;
-  metricsSince(): Promise<string | null>;
-};
-
 type QuerySchema = z.ZodObject & z.ZodType<CommonQuery>;
 type JsonAnswer = { data: unknown; pagination?: unknown };
 
-export type Endpoint = { path: string; summary: string; query: QuerySchema } & (
-  | { kind: 'json'; response: { name: string; schema: z.ZodType }; handle(r: DataRequest<never>): Promise<JsonAnswer> }
-  | { kind: 'csv'; handle(r: DataRequest<never>): Promise<CsvBody> }
-);
+/** The named schemas of the document's components: the answers' parts and each JSON answer. */
+export const components: [string, z.ZodType][] = [
+  ['Brand', brandSchema],
+  ['Summary', summarySchema],
+  ['DailyRow', dailyRowSchema],
+  ['Post', postSchema],
+  ['Creator', creatorSchema],
+  ['Meta', metaSchema],
+  ['CursorPagination', cursorPaginationSchema],
+  ['PagePagination', pagePaginationSchema],
+  ['InvalidParameter', errorSchemas.invalidParameter],
+  ['Unauthorized', errorSchemas.unauthorized],
+];
 
+const errorResponses = {
+  400: {
+    description: 'A parameter is invalid; `param` names it',
+    content: { 'application/json': { schema: schemaRef('InvalidParameter') } },
+  },
+  401: {
+    description: 'The API key is missing, unknown or revoked',
+    content: { 'application/json': { schema: schemaRef('Unauthorized') } },
+  },
+};
+
+const operationId = (path: string) => path.replace(/^\//, '').replace(/[/.]/g, '_');
+
+/** A JSON endpoint: its answer enveloped with the request's meta (SPEC 2.1). */
 const json = <S extends QuerySchema>(e: {
   path: string;
   summary: string;
   query: S;
   response: { name: string; schema: z.ZodType };
   handle(r: DataRequest<z.output<S>>): Promise<JsonAnswer>;
-}): Endpoint => ({ kind: 'json', ...e });
+}): Route<DataContext> => {
+  components.push([e.response.name, e.response.schema]);
+  return route({
+    method: 'GET',
+    path: e.path,
+    operationId: operationId(e.path),
+    summary: e.summary,
+    query: e.query as QuerySchema,
+    responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaRef(e.response.name) } } }, ...errorResponses },
+    async handler({ query }, ctx: DataContext) {
+      const r = await dataRequest(ctx, query as z.output<S>);
+      const { data, pagination } = await e.handle(r);
+      const meta = metaOf(r.brand, r.scope);
+      return pagination === undefined ? { data, meta } : { data, meta, pagination };
+    },
+  });
+};
 
+/** A CSV endpoint: a header row, then records streamed as they are read. */
 const csv = <S extends QuerySchema>(e: {
   path: string;
   summary: string;
   query: S;
   handle(r: DataRequest<z.output<S>>): Promise<CsvBody>;
-}): Endpoint => ({ kind: 'csv', ...e });
+}): Route<DataContext> =>
+  route({
+    method: 'GET',
+    path: e.path,
+    operationId: operationId(e.path),
+    summary: e.summary,
+    query: e.query as QuerySchema,
+    responses: {
+      200: {
+        description: 'CSV with a header row (columns as SPEC 2.8); null values are empty cells',
+        headers: { 'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename=...' } },
+        content: { 'text/csv': { schema: { type: 'string' } } },
+      },
+      ...errorResponses,
+    },
+    async handler({ query, reply }, ctx: DataContext) {
+      return sendCsv(reply, await e.handle(await dataRequest(ctx, query as z.output<S>)));
+    },
+  });
 
 /** posts.csv stops after this many placements (SPEC 8). */
 const MAX_CSV_POSTS = 50_000;
@@ -84,7 +132,7 @@ async function* mapRows<T>(rows: AsyncIterable<T>, record: (row: T) => unknown[]
   for await (const row of rows) yield record(row);
 }
 
-export const endpoints: Endpoint[] = [
+export const endpoints: Route<DataContext>[] = [
   json({
     path: '/brand',
     summary: 'The brand, its default platforms and its visible campaigns',
@@ -103,8 +151,8 @@ export const endpoints: Endpoint[] = [
     response: { name: 'SummaryResponse', schema: envelope(summarySchema) },
     async handle(r) {
       const s = await r.queries.summary(r.scope);
-      const { posts, views, likes, comments, shares, creators } = s;
-      return { data: { posts, views, likes, comments, shares, engagement_rate: engagementRate(s), creators } };
+      const { posts, views, likes, comments, shares, engagement_rate, creators } = s;
+      return { data: { posts, views, likes, comments, shares, engagement_rate, creators } };
     },
   }),
 

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import {
   checkDomain,
+  type DomainDeps,
   domainCursor,
   findDomain,
   hostingStatus,
@@ -11,43 +11,64 @@ import {
   toDomainItem,
 } from '../attribution/domains/domains';
 import { pageParams } from '../attribution/reporting/paging';
-import type { Services } from '../services';
+import { idParams, route } from '../http/route';
+import { answers, errors } from './schemas';
 
-const createDomain = z.object({
+const createBody = z.object({
   hostname: z.string().max(300),
   brand_id: z.string().min(1).nullish(),
 });
 
-const domainParams = z.object({ id: z.string() });
-
 const listQuery = z.object(pageParams(domainCursor));
 
 /** /attribution-domains (SPEC 4.5): shared and brand-owned vanity domains, as the operator sees them. */
-export async function attributionDomainRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { db } = services;
-
-  app.get('/attribution-domains', async (req) => {
-    const page = listQuery.parse(req.query);
-    return { ...(await listDomains(db, 'operator', page)), hosting: hostingStatus() };
-  });
-
-  app.get('/attribution-domains/:id', async (req) => {
-    return toDomainItem(await findDomain(db, domainParams.parse(req.params).id, 'operator'));
-  });
-
-  app.post('/attribution-domains', async (req, reply) => {
-    const body = createDomain.parse(req.body);
-    const row = await registerDomain(services, body.brand_id ?? null, body.hostname);
-    return reply.status(201).send(toDomainItem(row));
-  });
-
-  app.post('/attribution-domains/:id/check', async (req) => {
-    const domain = await findDomain(db, domainParams.parse(req.params).id, 'operator');
-    return toDomainItem(await checkDomain(services, domain));
-  });
-
-  app.delete('/attribution-domains/:id', async (req, reply) => {
-    await removeDomain(services, domainParams.parse(req.params).id, 'operator');
-    return reply.status(204).send();
-  });
-}
+export const attributionDomainRoutes = (deps: DomainDeps) => [
+  route({
+    method: 'GET',
+    path: '/attribution-domains',
+    summary: 'Every domain, shared and brand-owned, by hostname, with the hosting status',
+    query: listQuery,
+    responses: { 200: answers.page('domains (and `hosting`)'), ...errors.read },
+    handler: async ({ query }) => ({ ...(await listDomains(deps.db, 'operator', query)), hosting: hostingStatus() }),
+  }),
+  route({
+    method: 'GET',
+    path: '/attribution-domains/:id',
+    summary: 'One domain with its DNS instructions',
+    params: idParams,
+    responses: { 200: answers.item('The domain'), ...errors.one },
+    handler: async ({ params }) => toDomainItem(await findDomain(deps.db, params.id, 'operator')),
+  }),
+  route({
+    method: 'POST',
+    path: '/attribution-domains',
+    summary: "Register a domain: shared without brand_id, else the brand's custom domain",
+    body: createBody,
+    responses: { 201: answers.item('The domain, pending, with the DNS records to create'), ...errors.write, 409: errors.code('domain_taken') },
+    async handler({ body, reply }) {
+      return reply.status(201).send(toDomainItem(await registerDomain(deps, body.brand_id ?? null, body.hostname)));
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/attribution-domains/:id/check',
+    summary: 'Look the DNS records up again: verified when all are found',
+    params: idParams,
+    responses: { 200: answers.item('The domain'), ...errors.one },
+    async handler({ params }) {
+      const domain = await findDomain(deps.db, params.id, 'operator');
+      return toDomainItem(await checkDomain(deps, domain));
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/attribution-domains/:id',
+    summary: 'Remove a domain no link uses',
+    params: idParams,
+    responses: { 204: null, ...errors.one, 409: errors.code('domain_has_links') },
+    async handler({ params, reply }) {
+      await removeDomain(deps, params.id, 'operator');
+      return reply.status(204).send();
+    },
+  }),
+];

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { toPage } from '../attribution/reporting/paging';
-import { HttpError } from '../http/errors';
-import { newId } from '../secrets';
-import type { Services } from '../services';
-import { afterCreatedRow, createdOrderPage } from './created-order';
+import type { Db } from '../db/database';
+import { route } from '../http/route';
+import { createCampaign, listCampaigns } from './campaigns.queries';
+import { createdOrderPage } from './created-order';
+import { answers, errors } from './schemas';
 
-const createCampaign = z
+const createBody = z
   .object({
     brand_id: z.string().min(1),
     name: z.string().trim().min(1).max(200),
@@ -22,39 +21,24 @@ const createCampaign = z
 
 const listQuery = z.object({ brand_id: z.string().optional(), ...createdOrderPage });
 
-const columns = ['id', 'brand_id', 'name', 'status', 'start_date', 'end_date', 'visible', 'created_at'] as const;
-
-export async function campaignRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { db } = services;
-
-  app.post('/campaigns', async (req, reply) => {
-    const body = createCampaign.parse(req.body);
-    const brand = await db.selectFrom('brands').select('id').where('id', '=', body.brand_id).executeTakeFirst();
-    if (!brand) throw unknownBrand();
-    const campaign = await db
-      .insertInto('campaigns')
-      .values({
-        id: newId(),
-        brand_id: body.brand_id,
-        name: body.name,
-        status: body.status,
-        start_date: body.start_date ?? null,
-        end_date: body.end_date ?? null,
-        visible: body.visible,
-      })
-      .returning(columns)
-      .executeTakeFirstOrThrow();
-    return reply.status(201).send(campaign);
-  });
-
-  app.get('/campaigns', async (req) => {
-    const { brand_id, ...page } = listQuery.parse(req.query);
-    let q = db.selectFrom('campaigns').select(columns).orderBy(['created_at', 'id']).limit(page.limit + 1);
-    if (brand_id) q = q.where('brand_id', '=', brand_id);
-    if (page.cursor) q = q.where(afterCreatedRow('campaigns', page.cursor[0]));
-    return toPage(await q.execute(), page.limit, (row) => [row.id]);
-  });
-}
-
-const unknownBrand = () =>
-  new HttpError(422, { error: 'invalid_request', details: [{ path: 'brand_id', message: 'unknown brand' }] });
+/** /campaigns (CONTRACT 4): a brand's campaigns; visible=false hides one from the Data API. */
+export const campaignRoutes = ({ db }: { db: Db }) => [
+  route({
+    method: 'POST',
+    path: '/campaigns',
+    summary: 'Create a campaign of a brand',
+    body: createBody,
+    responses: { 201: answers.item('The campaign'), ...errors.write },
+    async handler({ body, reply }) {
+      return reply.status(201).send(await createCampaign(db, body));
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/campaigns',
+    summary: 'Campaigns (of every brand or one) in the order they were created',
+    query: listQuery,
+    responses: { 200: answers.page('campaigns'), ...errors.read },
+    handler: async ({ query: { brand_id, ...page } }) => listCampaigns(db, brand_id, page),
+  }),
+];

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { adminGuard } from '../http/admin-auth';
-import type { Services } from '../services';
+import { documentRoute, openApiDocument } from '../http/openapi';
+import { mountRoutes } from '../http/route';
 import { attributionCodeRoutes } from './attribution-codes.routes';
 import { attributionConnectionRoutes } from './attribution-connections.routes';
 import { attributionDomainRoutes } from './attribution-domains.routes';
@@ -8,18 +9,39 @@ import { attributionLinkRoutes } from './attribution-links.routes';
 import { brandRoutes } from './brands.routes';
 import { campaignRoutes } from './campaigns.routes';
 import { creatorRoutes } from './creators.routes';
+import type { InternalDeps } from './deps';
 import { placementRoutes } from './placements.routes';
 
-/** /api/internal: the operators' API, every route behind the admin JWT (CONTRACT 3). */
-export async function internalRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const opts = { services };
-  app.addHook('onRequest', adminGuard(services.config.adminJwtSecret));
-  await app.register(brandRoutes, opts);
-  await app.register(creatorRoutes, opts);
-  await app.register(campaignRoutes, opts);
-  await app.register(placementRoutes, opts);
-  await app.register(attributionDomainRoutes, opts);
-  await app.register(attributionLinkRoutes, opts);
-  await app.register(attributionCodeRoutes, opts);
-  await app.register(attributionConnectionRoutes, opts);
+/** /api/internal: the operators' API, every route (its OpenAPI document too) behind the admin JWT (CONTRACT 3). */
+export async function internalRoutes(app: FastifyInstance, deps: InternalDeps) {
+  app.addHook('onRequest', adminGuard(deps.adminJwtSecret));
+  const routes = [
+    ...brandRoutes(deps),
+    ...creatorRoutes(deps),
+    ...campaignRoutes(deps),
+    ...placementRoutes(deps),
+    ...attributionDomainRoutes(deps),
+    ...attributionLinkRoutes(deps),
+    ...attributionCodeRoutes(deps),
+    ...attributionConnectionRoutes(deps),
+  ];
+  const document = documentRoute(() => internalDocument(deps.publicBaseUrl, [...routes, document]), { isPublic: false });
+  mountRoutes(app, [...routes, document], { queryErrors: 'invalid_request' });
+}
+
+function internalDocument(publicBaseUrl: string, routes: Parameters<typeof mountRoutes>[1]) {
+  return openApiDocument({
+    info: {
+      title: 'svc internal API',
+      version: '1.0.0',
+      description:
+        "The operators' API: brands, API keys, portal users, creators, campaigns, placements and their metrics, " +
+        'attribution domains, links, codes and connections. Every route needs an admin JWT (HS256, user_typ "svc"). ' +
+        'Refused input answers 422 invalid_request with details.',
+    },
+    servers: [{ url: `${publicBaseUrl}/api/internal` }],
+    security: [{ adminJwt: [] }],
+    securitySchemes: { adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    sections: [{ prefix: '', routes }],
+  });
 }

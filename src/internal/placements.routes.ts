@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { HttpError } from '../http/errors';
-import type { Services } from '../services';
+import { route } from '../http/route';
+import type { InternalDeps } from './deps';
 import {
   PlacementOwnerConflict,
   placementReferenceProblems,
@@ -11,6 +11,7 @@ import {
   type ReferenceProblem,
   snapshotSchema,
 } from './placement-facts';
+import { errors } from './schemas';
 
 /** The two batch endpoints take up to 10,000 items in bodies of up to 16 MiB (CONTRACT 4). */
 const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
@@ -26,28 +27,41 @@ const refused = (problems: ReferenceProblem[]) =>
     details: problems.slice(0, 50).map((p) => ({ path: `placements.${p.index}.${p.field}`, message: p.message })),
   });
 
+const accepted = z.object({ accepted: z.number().int().describe('Items queued') }).describe('Queued: visible to reads once written');
+
 /**
  * Placements and their metric snapshots are facts: validated here, then queued for
  * ClickHouse (202), visible to reads once the worker has written them.
  */
-export async function placementRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { db, queues } = services;
-
-  app.post('/placements', { bodyLimit: BATCH_BODY_LIMIT }, async (req, reply) => {
-    const { placements } = placementsBody.parse(req.body);
-    const problems = await placementReferenceProblems(db, placements);
-    if (problems.length) throw refused(problems);
-    try {
-      return reply.status(202).send({ accepted: await queuePlacements(services, placements) });
-    } catch (err) {
-      // Another brand claimed one of these ids between the check and the claim.
-      if (err instanceof PlacementOwnerConflict) throw refused(err.problems);
-      throw err;
-    }
-  });
-
-  app.post('/placement-metrics', { bodyLimit: BATCH_BODY_LIMIT }, async (req, reply) => {
-    const { snapshots } = snapshotsBody.parse(req.body);
-    return reply.status(202).send({ accepted: await queueSnapshots(queues, snapshots) });
-  });
-}
+export const placementRoutes = (deps: Pick<InternalDeps, 'db' | 'queues'>) => [
+  route({
+    method: 'POST',
+    path: '/placements',
+    summary: 'Queue up to 10,000 placements (upsert by id; an id stays with its brand)',
+    body: placementsBody,
+    bodyLimit: BATCH_BODY_LIMIT,
+    responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
+    async handler({ body: { placements }, reply }) {
+      const problems = await placementReferenceProblems(deps.db, placements);
+      if (problems.length) throw refused(problems);
+      try {
+        return reply.status(202).send({ accepted: await queuePlacements(deps, placements) });
+      } catch (err) {
+        // Another brand claimed one of these ids between the check and the claim.
+        if (err instanceof PlacementOwnerConflict) throw refused(err.problems);
+        throw err;
+      }
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/placement-metrics',
+    summary: 'Queue up to 10,000 metric snapshots of placements',
+    body: snapshotsBody,
+    bodyLimit: BATCH_BODY_LIMIT,
+    responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
+    async handler({ body: { snapshots }, reply }) {
+      return reply.status(202).send({ accepted: await queueSnapshots(deps.queues, snapshots) });
+    },
+  }),
+];

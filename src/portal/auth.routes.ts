@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import type { Db } from '../db/database';
 import { HttpError } from '../http/errors';
+import { route } from '../http/route';
 import { verifyPassword } from '../secrets';
-import type { Services } from '../services';
-import { loginLimits } from './login-limit';
-import { errorSchema, type Operations } from './schemas';
-import { closeSession, openSession, portalSessionGuard } from './session';
+import type { LoginLimits } from './login-limit';
+import { errorSchema } from './schemas';
+import { closeSession, openSession } from './session';
 
 const loginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
 const sessionAnswer = z.object({
@@ -14,8 +14,14 @@ const sessionAnswer = z.object({
 });
 const unauthorized = errorSchema('unauthorized');
 
-export const authOperations: Operations = {
-  'POST /login': {
+// Compared against when the email is unknown, so both failures take as long.
+const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/** POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me (CONTRACT 6). */
+export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
+  route({
+    method: 'POST',
+    path: '/login',
     summary: 'Log in with email and password; sets the HttpOnly session cookie svc_session',
     body: loginBody,
     public: true,
@@ -26,57 +32,49 @@ export const authOperations: Operations = {
       422: errorSchema('invalid_request'),
       429: errorSchema('rate_limited: too many failed logins for this account from this address, or from this address; see Retry-After'),
     },
-  },
-  'POST /logout': {
+    async handler({ body, req, reply }) {
+      await limits.take(req, reply);
+      const user = await db
+        .selectFrom('portal_users')
+        .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
+        .select(['portal_users.id', 'portal_users.brand_id', 'portal_users.email', 'portal_users.password_hash', 'brands.name as brand_name'])
+        .where('portal_users.email', '=', body.email.toLowerCase())
+        .executeTakeFirst();
+      const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+      if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
+      await limits.giveBack(req);
+      const expiresAt = await openSession(db, reply, user);
+      return {
+        user: { id: user.id, email: user.email },
+        brand: { id: user.brand_id, name: user.brand_name },
+        expires_at: expiresAt.toISOString(),
+      };
+    },
+  }),
+  route({
+    method: 'POST',
+    path: '/logout',
     summary: 'End this session (only this one) and clear its cookie',
     responses: { 200: z.object({ ok: z.literal(true) }), 401: unauthorized, 403: errorSchema('forbidden_origin') },
-  },
-  'GET /me': { summary: "The session's user and brand", responses: { 200: sessionAnswer, 401: unauthorized } },
-};
-
-// Compared against when the email is unknown, so both failures take as long.
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
-
-/** POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me (CONTRACT 6). */
-export async function authRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { db } = services;
-  const limits = await loginLimits(app, services.redis, `${services.config.queuePrefix}:login-limit:`);
-
-  app.post('/login', async (req, reply) => {
-    const body = loginBody.parse(req.body);
-    await limits.take(req, reply);
-    const user = await db
-      .selectFrom('portal_users')
-      .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
-      .select(['portal_users.id', 'portal_users.brand_id', 'portal_users.email', 'portal_users.password_hash', 'brands.name as brand_name'])
-      .where('portal_users.email', '=', body.email.toLowerCase())
-      .executeTakeFirst();
-    const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
-    if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
-    await limits.giveBack(req);
-    const expiresAt = await openSession(db, reply, user);
-    return {
-      user: { id: user.id, email: user.email },
-      brand: { id: user.brand_id, name: user.brand_name },
-      expires_at: expiresAt.toISOString(),
-    };
-  });
-
-  const requirePortalSession = portalSessionGuard(db);
-
-  app.post('/logout', { preHandler: requirePortalSession }, async (req, reply) => {
-    await closeSession(db, req, reply);
-    return { ok: true };
-  });
-
-  app.get('/me', { preHandler: requirePortalSession }, async (req) => {
-    const portal = req.portal!;
-    const row = await db
-      .selectFrom('portal_users')
-      .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
-      .select(['portal_users.email', 'brands.name'])
-      .where('portal_users.id', '=', portal.userId)
-      .executeTakeFirstOrThrow();
-    return { user: { id: portal.userId, email: row.email }, brand: { id: portal.brandId, name: row.name } };
-  });
-}
+    async handler({ req, reply }) {
+      await closeSession(db, req, reply);
+      return { ok: true };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/me',
+    summary: "The session's user and brand",
+    responses: { 200: sessionAnswer, 401: unauthorized },
+    async handler({ req }) {
+      const portal = req.portal!;
+      const row = await db
+        .selectFrom('portal_users')
+        .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
+        .select(['portal_users.email', 'brands.name'])
+        .where('portal_users.id', '=', portal.userId)
+        .executeTakeFirstOrThrow();
+      return { user: { id: portal.userId, email: row.email }, brand: { id: portal.brandId, name: row.name } };
+    },
+  }),
+];

@@ -1,12 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { PROVIDERS } from '../attribution/ledger/types';
 import { type ConnectionAnswer, Connections, createConnectionBody, updateConnectionBody } from '../attribution/webhooks/connections';
 import { setupCards } from '../attribution/webhooks/setup-cards';
-import type { Services } from '../services';
-import { answer, errorSchema, type Operations, readErrors } from './schemas';
-
-const idParams = z.object({ id: z.string() });
+import { idParams, route } from '../http/route';
+import type { PortalDeps } from './deps';
+import { answer, errorSchema, readErrors } from './schemas';
 
 const connectionStatus = z.enum(['awaiting_first_event', 'connected', 'error']);
 
@@ -44,61 +42,60 @@ const connectionsAnswer = z.object({ data: z.array(portalConnection), setup_card
 const writeErrors = { 401: readErrors[401], 422: errorSchema('invalid_request (with details)') };
 const notFound = { 404: errorSchema("not_found: unknown, or another brand's") };
 
-export const connectionOperations: Operations = {
-  'GET /connections': {
-    summary: "The brand's billing connections plus a setup card per provider",
-    responses: { 200: connectionsAnswer, 401: readErrors[401] },
-  },
-  'POST /connections': {
-    summary: 'Connect a billing provider: mints the webhook URL to paste into its dashboard',
-    body: createConnectionBody,
-    responses: { 201: portalConnection, ...writeErrors, 409: errorSchema('already_connected: one connection per provider') },
-  },
-  'PATCH /connections/:id': {
-    summary: 'Replace or clear (null) the signing secret; merge settings (a key set to null is removed)',
-    params: idParams,
-    body: updateConnectionBody,
-    responses: { 200: portalConnection, ...writeErrors, ...notFound },
-  },
-  'DELETE /connections/:id': {
-    summary: 'Remove a connection: its webhook URL stops working',
-    params: idParams,
-    responses: { 204: null, 401: readErrors[401], ...notFound },
-  },
-};
-
 /**
  * /api/client/attribution/connections (SPEC 4.4, CONTRACT 8): the brand's billing
  * connections and a setup card per provider. Every query is scoped to the session's brand,
  * so another brand's connection id answers 404. Secrets are accepted, never answered.
  */
-export async function connectionRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { db, config } = services;
-  const connections = new Connections(db, config.secretKey, config.publicBaseUrl);
-
-  app.get('/connections', async (req) => {
-    // A brand has at most one connection per provider: five rows at most.
-    const { data } = await connections.list({ brandId: req.portal!.brandId, limit: 100 });
-    return answer(connectionsAnswer, { data: data.map(toJson), setup_cards: setupCards(data) });
-  });
-
-  app.post('/connections', async (req, reply) => {
-    const body = createConnectionBody.parse(req.body);
-    const created = await connections.create(req.portal!.brandId, body);
-    return reply.status(201).send(answer(portalConnection, toJson(created)));
-  });
-
-  app.patch('/connections/:id', async (req) => {
-    const { id } = idParams.parse(req.params);
-    const updated = await connections.update(id, req.portal!.brandId, updateConnectionBody.parse(req.body ?? {}));
-    return answer(portalConnection, toJson(updated));
-  });
-
-  app.delete('/connections/:id', async (req, reply) => {
-    const { id } = idParams.parse(req.params);
-    await connections.delete(id, req.portal!.brandId);
-    return reply.status(204).send();
-  });
+export function connectionRoutes({ db, secretKey, publicBaseUrl }: Pick<PortalDeps, 'db' | 'secretKey' | 'publicBaseUrl'>) {
+  const connections = new Connections(db, secretKey, publicBaseUrl);
+  return [
+    route({
+      method: 'GET',
+      path: '/connections',
+      summary: "The brand's billing connections plus a setup card per provider",
+      responses: { 200: connectionsAnswer, 401: readErrors[401] },
+      async handler({ req }) {
+        // A brand has at most one connection per provider: five rows at most.
+        const { data } = await connections.list({ brandId: req.portal!.brandId, limit: 100 });
+        return answer(connectionsAnswer, { data: data.map(toJson), setup_cards: setupCards(data) });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/connections',
+      summary: 'Connect a billing provider: mints the webhook URL to paste into its dashboard',
+      body: createConnectionBody,
+      responses: { 201: portalConnection, ...writeErrors, 409: errorSchema('already_connected: one connection per provider') },
+      async handler({ body, req, reply }) {
+        const created = await connections.create(req.portal!.brandId, body);
+        return reply.status(201).send(answer(portalConnection, toJson(created)));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/connections/:id',
+      summary: 'Replace or clear (null) the signing secret; merge settings (a key set to null is removed)',
+      params: idParams,
+      body: updateConnectionBody,
+      optionalBody: true,
+      responses: { 200: portalConnection, ...writeErrors, ...notFound },
+      async handler({ params, body, req }) {
+        return answer(portalConnection, toJson(await connections.update(params.id, req.portal!.brandId, body)));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/connections/:id',
+      summary: 'Remove a connection: its webhook URL stops working',
+      params: idParams,
+      responses: { 204: null, 401: readErrors[401], ...notFound },
+      async handler({ params, req, reply }) {
+        await connections.delete(params.id, req.portal!.brandId);
+        return reply.status(204).send();
+      },
+    }),
+  ];
 }
 
 /** Timestamps as the ISO text JSON carries them. */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../attribution/ledger/types';
 import { toPage } from '../attribution/reporting/paging';
+import { linksWithDomain } from '../attribution/links/queries';
+import type { ListReader } from '../attribution/reporting/lists';
 import type { Db } from '../db/database';
-import type { Services } from '../services';
 import type { DateRange } from './range';
 
 /**
@@ -39,7 +40,7 @@ type LedgerRow = {
 };
 
 export async function ledgerFeed(
-  { db, warehouse }: Pick<Services, 'db' | 'warehouse'>,
+  { db, warehouse }: ListReader,
   brandId: string,
   filter: EventFilter,
   page: { limit: number; cursor?: z.output<typeof eventCursor> },
@@ -107,10 +108,7 @@ export async function ledgerFeed(
 async function linkNames(db: Db, brandId: string, ids: (number | null)[]) {
   const wanted = [...new Set(ids.filter((id) => id !== null).map(Number))];
   if (wanted.length === 0) return new Map<number, { id: number; domain: string; slug: string }>();
-  const rows = await db
-    .selectFrom('links as l')
-    .innerJoin('domains as d', 'd.id', 'l.domain_id')
-    .select(['l.id', 'd.hostname as domain', 'l.slug'])
+  const rows = await linksWithDomain(db)
     .where('l.brand_id', '=', brandId)
     .where('l.id', 'in', wanted)
     .execute();

@@ -1,12 +1,11 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { EVENT_TYPES } from '../attribution/ledger/types';
+import type { ListReader } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
-import { parseQuery } from '../http/query';
-import type { Services } from '../services';
 import { eventCursor, ledgerFeed } from './events.queries';
-import { portalRange, rangeParams } from './range';
-import { answer, creatorRef, dateRange, linkRef, type Operations, pagination, readErrors } from './schemas';
+import { listRoute } from './list';
+import { rangeParams } from './range';
+import { creatorRef, linkRef } from './schemas';
 
 const eventsQuery = rangeParams.extend({
   event_type: z
@@ -40,24 +39,14 @@ const ledgerItem = z.object({
   resolution_method: z.string().describe('click, clipboard, code, ip or unattributed'),
   confidence: z.number().nullable(),
 });
-const eventsAnswer = z.object({ data: z.array(ledgerItem), pagination, ...dateRange });
-
-export const eventOperations: Operations = {
-  'GET /events': {
+/** GET /events (SPEC 4.4, CONTRACT 8). */
+export const eventRoutes = (deps: ListReader) => [
+  listRoute(deps.warehouse, {
+    path: '/events',
     summary: 'The ledger feed, newest first, paged with a cursor',
     query: eventsQuery,
-    responses: { 200: eventsAnswer, ...readErrors },
-  },
-};
-
-/** GET /events (SPEC 4.4, CONTRACT 8). */
-export async function eventRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  app.get('/events', async (req) => {
-    const brandId = req.portal!.brandId;
-    const { period, start_date, end_date, event_type, creator_id, sandbox, ...page } = parseQuery(eventsQuery, req.query);
-    const range = await portalRange(services.warehouse, brandId, { period, start_date, end_date });
-    const filter = { ...range, eventTypes: event_type, creatorId: creator_id, sandbox };
-    const { data, pagination } = await ledgerFeed(services, brandId, filter, page);
-    return answer(eventsAnswer, { data, pagination, start_date: range.start_date, end_date: range.end_date });
-  });
-}
+    item: ledgerItem,
+    read: (brandId, { event_type, creator_id, sandbox, ...page }, range) =>
+      ledgerFeed(deps, brandId, { ...range!, eventTypes: event_type, creatorId: creator_id, sandbox }, page),
+  }),
+];

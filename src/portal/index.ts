@@ -1,12 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services';
+import { documentRoute } from '../http/openapi';
+import { mountRoutes, type Route } from '../http/route';
 import { authRoutes } from './auth.routes';
 import { codeRoutes } from './codes.routes';
 import { connectionRoutes } from './connections.routes';
+import type { PortalDeps } from './deps';
 import { domainRoutes } from './domains.routes';
 import { eventRoutes } from './events.routes';
 import { linkRoutes } from './links.routes';
-import { openApiRoutes } from './openapi';
+import { loginLimits } from './login-limit';
+import { portalDocument } from './openapi';
 import { overviewRoutes } from './overview.routes';
 import { portalSessionGuard, sameOriginGuard } from './session';
 import { setupRoutes } from './setup.routes';
@@ -16,23 +19,35 @@ import { setupRoutes } from './setup.routes';
  * session scoped to one brand (`req.portal.brandId`, the only brand a query may touch), and
  * cookie-authenticated writes must come from our origin.
  */
-export async function portalRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const opts = { services };
-  app.addHook('onRequest', sameOriginGuard(services.config.publicBaseUrl));
-  await app.register(authRoutes, { ...opts, prefix: '/auth' });
-  await app.register(openApiRoutes, { publicBaseUrl: services.config.publicBaseUrl });
+export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
+  const requireSession = portalSessionGuard(deps.db);
+  const sections: { prefix: string; routes: Route[] }[] = [];
+  const mount = (scope: FastifyInstance, routes: Route[]) => {
+    sections.push({ prefix: scope.prefix, routes });
+    mountRoutes(scope, routes, {
+      context: async (req, _reply, r) => (r.public ? undefined : requireSession(req)),
+      queryErrors: 'invalid_parameter',
+    });
+  };
+
+  app.addHook('onRequest', sameOriginGuard(deps.publicBaseUrl));
+  mount(app, [documentRoute(() => portalDocument(deps.publicBaseUrl, sections))]);
   await app.register(
-    async (attribution) => {
-      attribution.addHook('preHandler', portalSessionGuard(services.db));
-      // One plugin per portal resource (SPEC 4.4), each reading req.portal.brandId.
-      await attribution.register(overviewRoutes, opts);
-      await attribution.register(linkRoutes, opts);
-      await attribution.register(codeRoutes, opts);
-      await attribution.register(eventRoutes, opts);
-      await attribution.register(setupRoutes, opts);
-      await attribution.register(domainRoutes, opts);
-      await attribution.register(connectionRoutes, opts);
-    },
+    async (auth) => mount(auth, authRoutes(deps, await loginLimits(auth, deps.redis, deps.loginLimitPrefix))),
+    { prefix: '/auth' },
+  );
+  // One list of routes per portal resource (SPEC 4.4), each reading req.portal.brandId.
+  await app.register(
+    async (attribution) =>
+      mount(attribution, [
+        ...overviewRoutes(deps),
+        ...linkRoutes(deps),
+        ...codeRoutes(deps),
+        ...eventRoutes(deps),
+        ...setupRoutes(deps),
+        ...domainRoutes(deps),
+        ...connectionRoutes(deps),
+      ]),
     { prefix: '/attribution' },
   );
 }

@@ -1,11 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { linkCursor, listLinks } from '../attribution/reporting/lists';
+import { type ListReader, linkCursor, listLinks } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
-import { parseQuery } from '../http/query';
-import type { Services } from '../services';
-import { portalRange, rangeParams, totalsRange } from './range';
-import { answer, creatorRef, dateRange, money, type Operations, pagination, readErrors } from './schemas';
+import { listRoute } from './list';
+import { rangeParams, totalsRange } from './range';
+import { creatorRef, money } from './schemas';
 
 const linksQuery = rangeParams.extend({ creator_id: z.string().min(1).optional(), ...pageParams(linkCursor) });
 
@@ -27,23 +25,13 @@ const portalLink = z.object({
   conversions: z.number().int(),
   revenue: money,
 });
-const linksAnswer = z.object({ data: z.array(portalLink), pagination, ...dateRange });
-
-export const linkOperations: Operations = {
-  'GET /links': {
+/** GET /links (SPEC 4.4, CONTRACT 8): a page of the brand's links by id, totals for the range. */
+export const linkRoutes = (deps: ListReader) => [
+  listRoute(deps.warehouse, {
+    path: '/links',
     summary: "The brand's creator links with clicks, installs, conversions and revenue in the range",
     query: linksQuery,
-    responses: { 200: linksAnswer, ...readErrors },
-  },
-};
-
-/** GET /links (SPEC 4.4, CONTRACT 8): a page of the brand's links by id, totals for the range. */
-export async function linkRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  app.get('/links', async (req) => {
-    const brandId = req.portal!.brandId;
-    const { period, start_date, end_date, creator_id, ...page } = parseQuery(linksQuery, req.query);
-    const range = await portalRange(services.warehouse, brandId, { period, start_date, end_date });
-    const { data, pagination } = await listLinks(services, { brandId, creatorId: creator_id }, page, totalsRange(range));
-    return answer(linksAnswer, { data, pagination, start_date: range.start_date, end_date: range.end_date });
-  });
-}
+    item: portalLink,
+    read: (brandId, { creator_id, ...page }, range) => listLinks(deps, { brandId, creatorId: creator_id }, page, totalsRange(range!)),
+  }),
+];

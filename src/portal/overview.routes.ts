@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { PERIODS, parseQuery } from '../http/query';
-import type { Services } from '../services';
+import { PERIODS } from '../http/query';
+import { route } from '../http/route';
+import type { Warehouse } from '../warehouse/clickhouse';
 import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';
-import { answer, dateRange, money, type Operations, readErrors } from './schemas';
+import { answer, dateRange, money, readErrors } from './schemas';
 
 const counts = {
   clicks: z.number().int(),
@@ -27,19 +27,18 @@ const overviewAnswer = totals.extend({
   previous: totals.describe('The same numbers for the range of equal length just before'),
 });
 
-export const overviewOperations: Operations = {
-  'GET /overview': {
+/** GET /overview (SPEC 4.4, CONTRACT 8). */
+export const overviewRoutes = ({ warehouse }: { warehouse: Warehouse }) => [
+  route({
+    method: 'GET',
+    path: '/overview',
     summary: 'Headline attribution numbers for a date range and the range before it',
     query: rangeParams,
     responses: { 200: overviewAnswer, ...readErrors },
-  },
-};
-
-/** GET /overview (SPEC 4.4, CONTRACT 8). */
-export async function overviewRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  app.get('/overview', async (req) => {
-    const brandId = req.portal!.brandId;
-    const range = await portalRange(services.warehouse, brandId, parseQuery(rangeParams, req.query));
-    return answer(overviewAnswer, { ...(await overview(services.warehouse, brandId, range)), period: range.period });
-  });
-}
+    async handler({ query, req }) {
+      const brandId = req.portal!.brandId;
+      const range = await portalRange(warehouse, brandId, query);
+      return answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period });
+    },
+  }),
+];

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { errorSchema } from '../http/openapi';
 
 /**
- * Pieces of the portal's answers (CONTRACT 8) shared by several endpoints, and the shape
- * of an operation as the routes declare it for the published document (./openapi.ts).
+ * Pieces of the portal's answers (CONTRACT 8) shared by several endpoints.
  */
 
 /** Money in major units per currency (CONTRACT 8). */
@@ -18,27 +18,13 @@ export const pagination = z.object({ next_cursor: z.string().nullable(), has_mor
 
 export const dateRange = { start_date: z.iso.date(), end_date: z.iso.date() };
 
-export const errorSchema = (codes: string) => z.object({ error: z.string().describe(codes) }).loose();
+export { errorSchema };
 
 /** Error answers every session-bound read shares. */
 export const readErrors = {
   400: errorSchema('invalid_parameter (with param and message)'),
   401: errorSchema('unauthorized'),
 };
-
-/** One endpoint as published: its inputs and its answers by status (null: no body). */
-export type Operation = {
-  summary: string;
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  responses: Record<number, z.ZodType | null>;
-  /** Public operations need no session. */
-  public?: boolean;
-};
-
-/** Routes keyed `METHOD /path` (Fastify's `:param` syntax), relative to their plugin prefix. */
-export type Operations = Record<string, Operation>;
 
 /**
  * Sends an answer through its published schema, which drops any field the schema does

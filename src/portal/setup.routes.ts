@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { pixelSnippet, pixelUrl } from '../attribution/pixel/routes';
-import type { Services } from '../services';
-import { answer, type Operations, readErrors } from './schemas';
+import { pixelSnippet, pixelUrl } from '../attribution/pixel/snippet';
+import type { Db } from '../db/database';
+import { route } from '../http/route';
+import { answer, readErrors } from './schemas';
 
 const setupAnswer = z.object({
   pixel_key: z.string().describe("The brand's public pixel key (pk_...); no other portal answer holds it"),
@@ -13,13 +13,6 @@ const setupAnswer = z.object({
   install_endpoint: z.string(),
   events_endpoint: z.string(),
 });
-
-export const setupOperations: Operations = {
-  'GET /setup': {
-    summary: 'Pixel key, ready-to-paste pixel snippet, SDK docs and the public endpoints',
-    responses: { 200: setupAnswer, 401: readErrors[401] },
-  },
-};
 
 /** The React Native start-up code for a brand: its pixel key and this deployment as endpoint (CONTRACT 11). */
 export function sdkSnippet(base: string, pixelKey: string): string {
@@ -39,22 +32,23 @@ export function sdkSnippet(base: string, pixelKey: string): string {
 }
 
 /** GET /setup (SPEC 4.4, CONTRACT 8): everything a brand needs to send conversions. */
-export async function setupRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const base = services.config.publicBaseUrl;
-  app.get('/setup', async (req) => {
-    const brand = await services.db
-      .selectFrom('brands')
-      .select('pixel_key')
-      .where('id', '=', req.portal!.brandId)
-      .executeTakeFirstOrThrow();
-    return answer(setupAnswer, {
-      pixel_key: brand.pixel_key,
-      snippet: pixelSnippet(base, brand.pixel_key),
-      pixel_url: pixelUrl(base),
-      sdk_docs_url: `${base}/docs/sdk`,
-      sdk_snippet: sdkSnippet(base, brand.pixel_key),
-      install_endpoint: `${base}/api/public/attribution/installs`,
-      events_endpoint: `${base}/api/public/attribution/events`,
-    });
-  });
-}
+export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl: string }) => [
+  route({
+    method: 'GET',
+    path: '/setup',
+    summary: 'Pixel key, ready-to-paste pixel snippet, SDK docs and the public endpoints',
+    responses: { 200: setupAnswer, 401: readErrors[401] },
+    async handler({ req }) {
+      const brand = await db.selectFrom('brands').select('pixel_key').where('id', '=', req.portal!.brandId).executeTakeFirstOrThrow();
+      return answer(setupAnswer, {
+        pixel_key: brand.pixel_key,
+        snippet: pixelSnippet(base, brand.pixel_key),
+        pixel_url: pixelUrl(base),
+        sdk_docs_url: `${base}/docs/sdk`,
+        sdk_snippet: sdkSnippet(base, brand.pixel_key),
+        install_endpoint: `${base}/api/public/attribution/installs`,
+        events_endpoint: `${base}/api/public/attribution/events`,
+      });
+    },
+  }),
+];

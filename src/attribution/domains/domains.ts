@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Selectable, SelectQueryBuilder } from 'kysely';
 import { z } from 'zod';
 import type { Database, DnsRecord, DomainsTable } from '../../db/schema';
+import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
-import { HttpError, notFound } from '../../http/errors';
+import type { Logger } from '../../logger';
+import { conflict, invalidRequest, notFound } from '../../refusal';
 import { newId } from '../../secrets';
-import type { Services } from '../../services';
 import { toPage } from '../reporting/paging';
 import { normalizeHostname } from './hostname';
 import { dnsInstructions, lookUpRecords } from './verification';
@@ -17,6 +18,9 @@ import { dnsInstructions, lookUpRecords } from './verification';
  */
 
 export type DomainRow = Selectable<DomainsTable>;
+
+/** What the domain functions use: Postgres, the link-change feed, and where and how DNS is checked. */
+export type DomainDeps = { db: Db; linkChanges: ChangeFeed; log: Logger; publicBaseUrl: string; dnsServers: string[] | undefined };
 
 /** Who acts: the operator may change any domain; a brand only its own custom domains. */
 export type DomainScope = 'operator' | { brandId: string };
@@ -64,14 +68,14 @@ export function toDomainItem(row: DomainRow): DomainItem {
  * DNS records its owner must create. It starts `pending`: nothing is looked up before
  * the owner had a chance to create the records; POST .../check does that.
  */
-export async function registerDomain({ db, config, linkChanges }: Pick<Services, 'db' | 'config' | 'linkChanges'>, brandId: string | null, hostname: string) {
+export async function registerDomain({ db, publicBaseUrl, linkChanges }: Omit<DomainDeps, 'log' | 'dnsServers'>, brandId: string | null, hostname: string) {
   const normalized = normalizeHostname(hostname);
   if (!normalized) {
-    throw new HttpError(422, { error: 'invalid_request', details: [{ path: 'hostname', message: 'not a valid host name' }] });
+    throw invalidRequest([{ path: 'hostname', message: 'not a valid host name' }]);
   }
   if (brandId !== null) {
     const brand = await db.selectFrom('brands').select('id').where('id', '=', brandId).executeTakeFirst();
-    if (!brand) throw new HttpError(422, { error: 'invalid_request', details: [{ path: 'brand_id', message: 'unknown brand' }] });
+    if (!brand) throw invalidRequest([{ path: 'brand_id', message: 'unknown brand' }]);
   }
   const token = randomBytes(16).toString('hex');
   const row = await db
@@ -81,12 +85,12 @@ export async function registerDomain({ db, config, linkChanges }: Pick<Services,
       hostname: normalized,
       brand_id: brandId,
       verification_token: token,
-      dns: JSON.stringify(dnsInstructions(normalized, token, config.publicBaseUrl)),
+      dns: JSON.stringify(dnsInstructions(normalized, token, publicBaseUrl)),
     })
     .onConflict((oc) => oc.column('hostname').doNothing())
     .returningAll()
     .executeTakeFirst();
-  if (!row) throw new HttpError(409, { error: 'domain_taken' });
+  if (!row) throw conflict('domain_taken');
   linkChanges.changed(); // clicks on the new host may have been answered "no link"
   return row;
 }
@@ -97,9 +101,9 @@ export async function registerDomain({ db, config, linkChanges }: Pick<Services,
  * pending. Look-ups that failed (no network, timeout) prove nothing either way, so
  * the previous status stays; a new domain therefore stays pending.
  */
-export async function checkDomain({ db, config, log }: Pick<Services, 'db' | 'config' | 'log'>, domain: DomainRow) {
-  const dns = dnsInstructions(domain.hostname, domain.verification_token, config.publicBaseUrl);
-  const states = await lookUpRecords(dns, config.dnsServers);
+export async function checkDomain({ db, publicBaseUrl, dnsServers, log }: Omit<DomainDeps, 'linkChanges'>, domain: DomainRow) {
+  const dns = dnsInstructions(domain.hostname, domain.verification_token, publicBaseUrl);
+  const states = await lookUpRecords(dns, dnsServers);
   let status = domain.verification_status as VerificationStatus;
   if (states.every((s) => s === 'found')) status = 'verified';
   else if (states.includes('missing')) status = 'pending';
@@ -137,14 +141,14 @@ export async function listDomains(db: Db, scope: DomainScope, page: { limit: num
 }
 
 /** Removes a domain no link uses; 409 domain_has_links otherwise. */
-export async function removeDomain({ db, linkChanges }: Pick<Services, 'db' | 'linkChanges'>, id: string, scope: DomainScope): Promise<void> {
+export async function removeDomain({ db, linkChanges }: Pick<DomainDeps, 'db' | 'linkChanges'>, id: string, scope: DomainScope): Promise<void> {
   await db.transaction().execute(async (trx) => {
     // The row lock orders this against link creation, which key-share locks the domain:
     // a link created concurrently is either seen below or finds the domain gone.
     const domain = await writable(trx.selectFrom('domains').select('id').where('id', '=', id), scope).forUpdate().executeTakeFirst();
     if (!domain) throw notFound();
     const link = await trx.selectFrom('links').select('id').where('domain_id', '=', id).limit(1).executeTakeFirst();
-    if (link) throw new HttpError(409, { error: 'domain_has_links' });
+    if (link) throw conflict('domain_has_links');
     await trx.deleteFrom('domains').where('id', '=', id).execute();
   });
   linkChanges.changed();

@@ -2,36 +2,15 @@ import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from '../../http/errors';
 import { sha256 } from '../../secrets';
+import { PIXEL_VERSION } from './snippet';
 
 /**
  * GET /pixel.js?v=1: the brand web pixel (./pixel.js, plain browser JavaScript served as
- * written). `v` names the pixel's interface version, which snippets pasted into brands' sites
- * keep forever: v1 keeps working when the file changes, so answers may be cached for an hour
- * and revalidated with the ETag (the file's hash) after that.
+ * written). Any later pixel.js still speaks v1, so answers may be cached for an hour and
+ * revalidated with the ETag (the file's hash) after that.
  */
-export const PIXEL_VERSION = '1';
-
 const source = readFileSync(new URL('./pixel.js', import.meta.url), 'utf8');
 const etag = `"${sha256(source).slice(0, 20)}"`;
-
-/** The URL a snippet loads the pixel from. */
-export function pixelUrl(publicBaseUrl: string): string {
-  return `${publicBaseUrl}/pixel.js?v=${PIXEL_VERSION}`;
-}
-
-/**
- * The loader brands paste into every page (GET /api/client/attribution/setup): a stub that
- * queues calls until the pixel has loaded, the init call with the pixel key, and the pixel.
- */
-export function pixelSnippet(publicBaseUrl: string, pixelKey: string): string {
-  return [
-    '<script>',
-    '  window.svc = window.svc || function () { (svc.q = svc.q || []).push(arguments); };',
-    `  svc('init', ${JSON.stringify(pixelKey)});`,
-    '</script>',
-    `<script async src="${pixelUrl(publicBaseUrl).replace(/&/g, '&amp;').replace(/"/g, '&quot;')}"></script>`,
-  ].join('\n');
-}
 
 export async function pixelRoutes(app: FastifyInstance) {
   app.get('/pixel.js', async (req, reply) => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { HttpError } from '../../http/errors';
+import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../ledger/types';
 
 /**
@@ -10,6 +11,13 @@ import { isRecordableInstant } from '../ledger/types';
  */
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
+
+/** The refusals every public route may answer, each as {"error": code}. */
+export const publicErrors = {
+  413: errorSchema('payload_too_large'),
+  422: errorSchema('invalid_request (not a JSON object), or invalid_<field>'),
+  429: errorSchema('rate_limited, with Retry-After'),
+};
 
 export const refuse = (status: number, code: string) => new HttpError(status, { error: code });
 

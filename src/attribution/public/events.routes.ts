@@ -1,8 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { errorSchema } from '../../http/openapi';
+import { route } from '../../http/route';
 import { EVENT_TYPES, MAX_TRANSACTION_ID, toCurrency } from '../ledger/types';
-import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, refuse } from './body';
-import type { PublicDeps } from './index';
+import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, publicErrors, refuse } from './body';
+import type { PublicDeps } from './deps';
 
 /** A finite number; numeric text is accepted from web pixels. Bounds are checked once converted (eventAmount). */
 const money = z
@@ -56,25 +57,32 @@ const eventBody = z.object({
  * validate → record in the ledger (attribute, dedupe on (brand, event_type,
  * transaction_id), queue) → `{ok, duplicate}`.
  */
-export async function eventRoutes(app: FastifyInstance, deps: PublicDeps) {
-  const { pixelKeys, ledger } = deps;
-
-  app.post('/events', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req) => {
-    const body = bodyObject(req.body);
-    const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-    const input = parseFields(eventBody, body, { amount_cents: 'invalid_amount' }); // 422 invalid_event_type, invalid_amount, ...
-    const { duplicate } = await ledger.record(brand.id, {
-      eventType: input.event_type,
-      transactionId: input.transaction_id,
-      externalUserId: input.external_user_id,
-      amount: eventAmount(input), // refunds are stored -abs by the ledger
-      currency: input.currency,
-      source: input.source,
-      clickToken: input.click_token,
-      code: input.code,
-      sandbox: false, // the SDK endpoint has no sandbox flag: pixel and SDK events are live
-      occurredAt: input.occurred_at,
-    });
-    return { ok: true, duplicate };
-  });
-}
+export const eventRoutes = ({ pixelKeys, ledger }: Pick<PublicDeps, 'pixelKeys' | 'ledger'>) => [
+  route({
+    method: 'POST',
+    path: '/events',
+    summary: 'Record a purchase, subscription, trial or refund from the web pixel or an SDK',
+    public: true,
+    body: eventBody,
+    bodyLimit: PUBLIC_BODY_LIMIT,
+    responses: { 200: { description: '{ok: true, duplicate}' }, 403: errorSchema('invalid_pixel_key'), ...publicErrors },
+    async handler({ req }) {
+      const body = bodyObject(req.body);
+      const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
+      const input = parseFields(eventBody, body, { amount_cents: 'invalid_amount' }); // 422 invalid_event_type, invalid_amount, ...
+      const { duplicate } = await ledger.record(brand.id, {
+        eventType: input.event_type,
+        transactionId: input.transaction_id,
+        externalUserId: input.external_user_id,
+        amount: eventAmount(input), // refunds are stored -abs by the ledger
+        currency: input.currency,
+        source: input.source,
+        clickToken: input.click_token,
+        code: input.code,
+        sandbox: false, // the SDK endpoint has no sandbox flag: pixel and SDK events are live
+        occurredAt: input.occurred_at,
+      });
+      return { ok: true, duplicate };
+    },
+  }),
+];

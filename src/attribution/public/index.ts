@@ -2,23 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
 import { enforceRateLimits, type RateLimitKind } from '../../http/rate-limit';
-import type { Services } from '../../services';
-import type { ClickRecorder } from '../clicks/record';
-import type { RecentAppClicks } from '../installs/ip-clicks';
-import { InstallRecorder } from '../installs/record';
-import type { Ledger } from '../ledger/record';
+import { mountRoutes } from '../../http/route';
 import { clickRoutes } from './clicks.routes';
+import type { PublicDeps } from './deps';
 import { eventRoutes } from './events.routes';
 import { installRoutes } from './installs.routes';
-import { PixelKeys } from './pixel-keys';
-
-export type PublicDeps = {
-  services: Services;
-  pixelKeys: PixelKeys;
-  clicks: ClickRecorder;
-  installs: InstallRecorder;
-  ledger: Ledger;
-};
 
 /**
  * /api/public/attribution: clicks (redirect app), installs and events (web pixel and
@@ -26,21 +14,7 @@ export type PublicDeps = {
  * answers carry `Access-Control-Allow-Origin: *`, and JSON sent as text/plain (the
  * form `navigator.sendBeacon` uses to avoid a preflight) is read as JSON.
  */
-export async function publicAttributionRoutes(
-  app: FastifyInstance,
-  { services, ledger, clicks, recentAppClicks }: { services: Services; ledger: Ledger; clicks: ClickRecorder; recentAppClicks: RecentAppClicks },
-) {
-  const { db, queues, log } = services;
-  // The ledger's credit sources: installs and events then share one memo of links.
-  const { credit } = ledger;
-  const deps: PublicDeps = {
-    services,
-    pixelKeys: new PixelKeys(db),
-    clicks,
-    installs: new InstallRecorder({ db, queues, log, credit, recentAppClicks }),
-    ledger,
-  };
-
+export async function publicAttributionRoutes(app: FastifyInstance, deps: PublicDeps) {
   app.setErrorHandler(attributionErrorHandler);
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, jsonBodyParser(app));
   app.addHook('onSend', (_req, reply, payload, done) => {
@@ -63,10 +37,9 @@ export async function publicAttributionRoutes(
     const pixelKey = (req.body as { pixel_key?: unknown } | null)?.pixel_key;
     const checks: [RateLimitKind, string][] = [['public_ip', req.ip]];
     if (typeof pixelKey === 'string' && pixelKey.trim()) checks.push(['pixel_key', pixelKey.trim()]);
-    await enforceRateLimits(reply, services.rateLimiter, checks);
+    await enforceRateLimits(reply, deps.rateLimiter, checks);
   });
 
-  await clickRoutes(app, deps);
-  await installRoutes(app, deps);
-  await eventRoutes(app, deps);
+  // Each handler reads its body itself: SPEC 7 names a code per refused field.
+  mountRoutes(app, [...clickRoutes(deps), ...installRoutes(deps), ...eventRoutes(deps)], { queryErrors: 'invalid_request', bodies: 'handler' });
 }

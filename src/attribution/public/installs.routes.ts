@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { errorSchema } from '../../http/openapi';
+import { route } from '../../http/route';
 import { MAX_INSTALL_ID } from '../installs/record';
 import { ipHash } from '../links/visitor';
-import { bodyObject, occurredAt, optionalText, parseFields, PUBLIC_BODY_LIMIT } from './body';
-import type { PublicDeps } from './index';
+import { bodyObject, occurredAt, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import type { PublicDeps } from './deps';
 
 const installBody = z.object({
   // Stripped, then cut to 128 characters (SPEC 4.2); missing or blank is refused.
@@ -26,23 +27,35 @@ const installBody = z.object({
  * validate → attribute, record once per install ID and queue (InstallRecorder) →
  * 201 for a new install, 200 with `duplicate: true` and the recorded install for a retry.
  */
-export async function installRoutes(app: FastifyInstance, deps: PublicDeps) {
-  const { services, pixelKeys, installs } = deps;
-
-  app.post('/installs', { bodyLimit: PUBLIC_BODY_LIMIT }, async (req, reply) => {
-    const body = bodyObject(req.body);
-    const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-    const input = parseFields(installBody, body, { install_id: 'install_id_required' }); // 422 install_id_required, invalid_platform
-    const { duplicate, install } = await installs.record(brand.id, {
-      installId: input.install_id,
-      platform: input.platform,
-      clipboardToken: input.clipboard_token,
-      code: input.code,
-      appVersion: input.app_version,
-      occurredAt: input.occurred_at,
-      // The SDK calls us from the device, so the socket address is the device's.
-      ipHash: () => ipHash(services.config.secretKey, req.ip),
-    });
-    return reply.status(duplicate ? 200 : 201).send({ ok: true, duplicate, install });
-  });
-}
+export const installRoutes = ({ pixelKeys, installs, secretKey }: Pick<PublicDeps, 'pixelKeys' | 'installs' | 'secretKey'>) => [
+  route({
+    method: 'POST',
+    path: '/installs',
+    summary: 'Record an app install from an SDK, attributed to a click, clipboard token or code',
+    public: true,
+    body: installBody,
+    bodyLimit: PUBLIC_BODY_LIMIT,
+    responses: {
+      200: { description: 'A retry: {ok, duplicate: true, install} as first recorded' },
+      201: { description: '{ok, duplicate: false, install}' },
+      403: errorSchema('invalid_pixel_key'),
+      ...publicErrors,
+    },
+    async handler({ req, reply }) {
+      const body = bodyObject(req.body);
+      const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
+      const input = parseFields(installBody, body, { install_id: 'install_id_required' }); // 422 install_id_required, invalid_platform
+      const { duplicate, install } = await installs.record(brand.id, {
+        installId: input.install_id,
+        platform: input.platform,
+        clipboardToken: input.clipboard_token,
+        code: input.code,
+        appVersion: input.app_version,
+        occurredAt: input.occurred_at,
+        // The SDK calls us from the device, so the socket address is the device's.
+        ipHash: () => ipHash(secretKey, req.ip),
+      });
+      return reply.status(duplicate ? 200 : 201).send({ ok: true, duplicate, install });
+    },
+  }),
+];

@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { attributionErrorHandler } from '../../http/errors';
-import type { Services } from '../../services';
+import type { Config } from '../../config';
+import type { Db } from '../../db/database';
 import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
 import { type Delivery, type Mapped, unparseable, WebhookRejection } from './connector';
@@ -23,13 +24,12 @@ const params = z.object({ provider: z.string(), token: z.string() });
  * `ignored` counts events that map to no row and rows the ledger already held. A 401 or 422
  * marks the connection `error` with a short last_error; a 200 marks it `connected`.
  */
-export async function webhookRoutes(
-  app: FastifyInstance,
-  { services, recordLedgerEvent }: { services: Services; recordLedgerEvent: RecordLedgerEvent },
-) {
-  const { db, config } = services;
-  const connections = new Connections(db, config.secretKey, config.publicBaseUrl);
-  const connectors = createConnectors(config);
+export type WebhookDeps = Pick<Config, 'secretKey' | 'publicBaseUrl' | 'testAppleRootCa'> & { db: Db; recordLedgerEvent: RecordLedgerEvent };
+
+export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
+  const { db, recordLedgerEvent } = deps;
+  const connections = new Connections(db, deps.secretKey, deps.publicBaseUrl);
+  const connectors = createConnectors(deps);
 
   app.setErrorHandler(attributionErrorHandler);
   // Signatures cover the exact bytes sent: keep every body as a Buffer, whatever its type.

@@ -1,0 +1,18 @@
+import type { RateLimiter } from '../../http/rate-limit';
+import type { Logger } from '../../logger';
+import type { ClickRecorder } from '../clicks/record';
+import type { InstallRecorder } from '../installs/record';
+import type { Ledger } from '../ledger/record';
+import type { PixelKeys } from './pixel-keys';
+
+/** What the public attribution routes use: the recorders of clicks, installs and ledger rows. */
+export type PublicDeps = {
+  pixelKeys: PixelKeys;
+  clicks: ClickRecorder;
+  installs: InstallRecorder;
+  ledger: Ledger;
+  rateLimiter: RateLimiter;
+  /** Keys the hash of a device's IP. */
+  secretKey: string;
+  log: Logger;
+};

@@ -1,0 +1,107 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { Refusal, type RefusalKind } from '../refusal';
+import { HttpError, notFound } from './errors';
+import { parseQuery } from './query';
+
+/**
+ * One description of an endpoint for every API (Data API, portal, internal, public): what it
+ * takes, what it answers and its handler. mountRoutes serves it; ./openapi.ts documents it.
+ */
+
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** An answer as documented: a zod schema, null for no body, or an OpenAPI response object as is. */
+export type Answer = z.ZodType | null | { description: string; [k: string]: unknown };
+
+type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; req: FastifyRequest; reply: FastifyReply };
+
+export type Route<C = void> = {
+  method: Method;
+  /** Relative to the plugin's prefix, Fastify's `:param` syntax. */
+  path: string;
+  summary: string;
+  operationId?: string;
+  /** A path value the schema refuses names no resource: 404 not_found. */
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  /** An absent body is read as `{}`. */
+  optionalBody?: boolean;
+  bodyLimit?: number;
+  responses: Record<number, Answer>;
+  /** Needs no credentials (documented with `security: []`). */
+  public?: boolean;
+  // biome-ignore lint/suspicious/noExplicitAny: each route's own types are checked where route() builds it.
+  handler(input: RouteInput<any, any, any>, context: C): Promise<unknown>;
+};
+
+/** A route whose handler sees its parsed params, query and body with their types. */
+export function route<C = void, P extends z.ZodObject | undefined = undefined, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  r: Omit<Route<C>, 'params' | 'query' | 'body' | 'handler'> & {
+    params?: P;
+    query?: Q;
+    body?: B;
+    handler(input: RouteInput<Out<P>, Out<Q>, Out<B>>, context: C): Promise<unknown>;
+  },
+): Route<C> {
+  return r as Route<C>;
+}
+
+const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 422, not_found: 404, forbidden: 403, conflict: 409 };
+
+/** A domain refusal as the HTTP answer CONTRACT gives it. */
+export function refusalAnswer(err: Refusal): HttpError {
+  const body: Record<string, unknown> = { error: err.code };
+  if (err.kind === 'invalid') body.details = err.details;
+  return new HttpError(REFUSAL_STATUS[err.kind], body);
+}
+
+export type MountOptions<C> = {
+  /** Runs before any input is read (authentication, what every handler shares): the handlers' context. */
+  context?(req: FastifyRequest, reply: FastifyReply, route: Route<C>): Promise<C> | C;
+  /** How a refused query string is answered: 400 invalid_parameter (CONTRACT 5, 8) or 422 invalid_request (CONTRACT 4). */
+  queryErrors: 'invalid_parameter' | 'invalid_request';
+  /** 'handler': the handler reads the body itself, with its own error codes (the public API, SPEC 7). */
+  bodies?: 'parsed' | 'handler';
+};
+
+/**
+ * Serves routes on `app`: context, then params, query and body in that order (the first
+ * problem answers), then the handler. A 204 route answers no body.
+ */
+export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: MountOptions<C>) {
+  for (const r of routes) {
+    app.route({
+      method: r.method,
+      url: r.path,
+      ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
+      handler: async (req, reply) => {
+        const context = (await opts.context?.(req, reply, r)) as C;
+        const params = r.params ? parseParams(r.params, req.params) : undefined;
+        const query = r.query ? (opts.queryErrors === 'invalid_parameter' ? parseQuery(r.query, req.query) : r.query.parse(req.query ?? {})) : undefined;
+        const parse = r.body && opts.bodies !== 'handler';
+        const body = parse ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : req.body;
+        let out: unknown;
+        try {
+          out = await r.handler({ params, query, body, req, reply }, context);
+        } catch (err) {
+          throw err instanceof Refusal ? refusalAnswer(err) : err;
+        }
+        if (reply.sent) return reply;
+        return out === undefined ? reply.send() : out;
+      },
+    });
+  }
+}
+
+function parseParams(schema: z.ZodObject, params: unknown) {
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) throw notFound();
+  return parsed.data;
+}
+
+/** A path id: any text (ids are matched as given; an unknown one is 404). */
+export const idParams = z.object({ id: z.string() });

@@ -1,0 +1,21 @@
+import { errorSchema } from '../http/openapi';
+
+/** How the internal routes document their answers (GET /api/internal/openapi.json). */
+export const answers = {
+  page: (what: string) => ({ description: `A page of ${what}: {data, pagination: {next_cursor, has_more}}; follow next_cursor` }),
+  item: (what: string) => ({ description: what }),
+};
+
+/** Every internal route needs the admin JWT (CONTRACT 3); a refused query, path or body is 422. */
+const common = {
+  401: errorSchema('unauthorized'),
+  403: errorSchema('forbidden: not an operator token'),
+  422: errorSchema('invalid_request, with details [{path, message}]'),
+};
+
+export const errors = {
+  code: errorSchema,
+  read: common,
+  write: common,
+  one: { 404: errorSchema('not_found') },
+};

@@ -1,0 +1,13 @@
+import type { Redis } from 'ioredis';
+import type { DomainDeps } from '../attribution/domains/domains';
+import type { Warehouse } from '../warehouse/clickhouse';
+
+/** What the portal's routes use: its stores, the brand-facing URLs and the domain functions' needs. */
+export type PortalDeps = DomainDeps & {
+  warehouse: Warehouse;
+  /** Login attempts are counted here, under `loginLimitPrefix`. */
+  redis: Redis;
+  loginLimitPrefix: string;
+  /** Seals connection secrets. */
+  secretKey: string;
+};

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { Pagination } from '../attribution/reporting/paging';
+import { type Route, route } from '../http/route';
+import type { Warehouse } from '../warehouse/clickhouse';
+import { type DateRange, portalRange, type RangeParams } from './range';
+import { answer, dateRange, pagination, readErrors } from './schemas';
+
+type Page = { data: unknown[]; pagination: Pagination };
+
+/**
+ * GET of a paged list of the session's brand (CONTRACT 8): one handler for every portal list.
+ * A list over time resolves its range first (default 30d) and answers it with the page.
+ */
+export function listRoute<Q extends z.ZodObject>(
+  warehouse: Warehouse,
+  list: {
+    path: string;
+    summary: string;
+    query: Q;
+    item: z.ZodType;
+    /** Reads a page; `range` only for a list over time (its query extends rangeParams). */
+    read(brandId: string, query: z.output<Q>, range: DateRange | undefined): Promise<Page>;
+  },
+): Route {
+  const ranged = 'period' in list.query.shape;
+  const answered = z.object({ data: z.array(list.item), pagination, ...(ranged ? dateRange : {}) });
+  return route({
+    method: 'GET',
+    path: list.path,
+    summary: list.summary,
+    query: list.query as z.ZodObject,
+    responses: { 200: answered, ...readErrors },
+    async handler({ query, req }) {
+      const brandId = req.portal!.brandId;
+      const q = query as z.output<Q>;
+      if (!ranged) return answer(answered, await list.read(brandId, q, undefined));
+      const range = await portalRange(warehouse, brandId, q as RangeParams);
+      const { data, pagination } = await list.read(brandId, q, range);
+      return answer(answered, { data, pagination, start_date: range.start_date, end_date: range.end_date });
+    },
+  });
+}
