@@ -1,7 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { DomainItem as Domain } from '../../src/attribution/domains/domains';
 import type { CodeItem as Code, LinkItem as Link } from '../../src/attribution/reporting/lists';
 import type { Money } from '../../src/attribution/reporting/money';
+import { chDateTime } from '../../src/warehouse/values';
 import type { TestService } from './harness';
 
 /**
@@ -58,4 +60,45 @@ export async function createCode(t: TestService, body: { brand_id: string; creat
   const res = await t.request({ method: 'POST', url: '/api/internal/attribution-codes', admin: true, payload: body });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
+}
+
+/**
+ * Clicks on a web link at a past instant, written straight into ClickHouse: the public
+ * endpoint stamps the present, and reads over past days need older clicks.
+ */
+export async function insertPastClicks(
+  t: TestService,
+  link: { brandId: string; linkId: number; creatorId: string; domain: string },
+  at: Date,
+  count: number,
+) {
+  const rows = Array.from({ length: count }, () => ({
+    brand_id: link.brandId,
+    link_id: link.linkId,
+    creator_id: link.creatorId,
+    click_token: `svc_${randomBytes(12).toString('base64url')}`,
+    clicked_at: chDateTime(at),
+    domain: link.domain,
+    link_type: 'web',
+  }));
+  await t.services.warehouse.insert('clicks', rows);
+}
+
+/** A sandbox purchase of 500 USD in the ledger (what a provider's test delivery records): never counted. */
+export async function insertSandboxPurchase(t: TestService, brandId: string, occurredAt: Date) {
+  await t.services.warehouse.insert('ledger', [
+    {
+      brand_id: brandId,
+      id: 'sandbox-row',
+      event_type: 'purchase',
+      transaction_id: 'sandbox-1',
+      amount: '500',
+      currency: 'USD',
+      source: 'stripe',
+      resolution_method: 'unattributed',
+      sandbox: 1,
+      occurred_at: chDateTime(occurredAt),
+      recorded_at: chDateTime(new Date()),
+    },
+  ]);
 }

@@ -7,6 +7,10 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
+/** Sends `text` as an application/json body to the admin's brand creation, as it is. */
+const postBrandText = (text: string) =>
+  t.request({ method: 'POST', url: '/api/internal/brands', admin: true, headers: { 'content-type': 'application/json' }, payload: text });
+
 describe('JSON bodies', () => {
   it('treats an empty application/json body as no body', async () => {
     const login = await t.request({
@@ -21,22 +25,10 @@ describe('JSON bodies', () => {
   });
 
   it('refuses malformed JSON and prototype poisoning as invalid bodies: 422 invalid_request', async () => {
-    const bad = await t.request({
-      method: 'POST',
-      url: '/api/internal/brands',
-      admin: true,
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name": ',
-    });
+    const bad = await postBrandText('{"name": ');
     expect(bad.statusCode).toBe(422);
     expect(bad.json()).toEqual({ error: 'invalid_request', details: [{ path: '', message: 'the body is not valid JSON', code: 'invalid_json' }] });
-    const poisoned = await t.request({
-      method: 'POST',
-      url: '/api/internal/brands',
-      admin: true,
-      headers: { 'content-type': 'application/json' },
-      payload: '{"name":"x","__proto__":{"admin":true}}',
-    });
+    const poisoned = await postBrandText('{"name":"x","__proto__":{"admin":true}}');
     expect(poisoned.statusCode).toBe(422);
     expect(poisoned.json()).toMatchObject({ error: 'invalid_request', details: [{ path: '' }] });
   });

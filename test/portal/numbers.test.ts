@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/http/query';
 import { chDateTime } from '../../src/warehouse/values';
-import { createCode, createDomain, createLink } from '../helpers/attribution-fixtures';
+import { createCode, createDomain, createLink, insertPastClicks, insertSandboxPurchase } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, type Portal, portal, portalLogin } from './helpers';
@@ -54,18 +54,8 @@ async function post(endpoint: 'clicks' | 'installs' | 'events', payload: Record<
   return res.json();
 }
 
-async function pastClicks(brandId: string, linkId: number, creatorId: string, at: Date, count: number) {
-  const rows = Array.from({ length: count }, () => ({
-    brand_id: brandId,
-    link_id: linkId,
-    creator_id: creatorId,
-    click_token: `svc_${randomBytes(12).toString('base64url')}`,
-    clicked_at: chDateTime(at),
-    domain: fx.sharedDomain.hostname,
-    link_type: 'web',
-  }));
-  await t.services.warehouse.insert('clicks', rows);
-}
+const pastClicks = (brandId: string, linkId: number, creatorId: string, at: Date, count: number) =>
+  insertPastClicks(t, { brandId, linkId, creatorId, domain: fx.sharedDomain.hostname }, at, count);
 
 beforeAll(async () => {
   t = await startTestService();
@@ -102,21 +92,7 @@ beforeAll(async () => {
   await post('events', { pixel_key: pkA, event_type: 'signup', transaction_id: 'user-7', occurred_at: new Date(Date.now() - 60_000).toISOString() });
   await post('events', { pixel_key: pkA, event_type: 'purchase', transaction_id: 'order-0', amount: 20, currency: 'USD', click_token: tokens[2], occurred_at: ago(40).toISOString() });
   await post('events', { pixel_key: fx.brandB.pixel_key, event_type: 'purchase', transaction_id: 'order-1', amount: 100, currency: 'USD' });
-  await t.services.warehouse.insert('ledger', [
-    {
-      brand_id: fx.brandA.id,
-      id: 'sandbox-row',
-      event_type: 'purchase',
-      transaction_id: 'sandbox-1',
-      amount: '500',
-      currency: 'USD',
-      source: 'stripe',
-      resolution_method: 'unattributed',
-      sandbox: 1,
-      occurred_at: chDateTime(new Date(Date.now() - 30_000)),
-      recorded_at: chDateTime(new Date()),
-    },
-  ]);
+  await insertSandboxPurchase(t, fx.brandA.id, new Date(Date.now() - 30_000));
   await t.settle();
 });
 afterAll(async () => destroyTestService(t));

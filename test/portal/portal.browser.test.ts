@@ -4,8 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/http/query';
-import { chDateTime } from '../../src/warehouse/values';
-import { createCode, createDomain, createLink, type LinkFixture } from '../helpers/attribution-fixtures';
+import { createCode, createDomain, createLink, insertPastClicks, insertSandboxPurchase, type LinkFixture } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
@@ -57,16 +56,7 @@ async function post(endpoint: 'clicks' | 'installs' | 'events', payload: Record<
 
 async function pastClicks(link: LinkFixture, brandId: string, creatorId: string, daysAgo: number, count: number) {
   const at = new Date(Date.parse(`${addDays(today, -daysAgo)}T12:00:00Z`));
-  const rows = Array.from({ length: count }, () => ({
-    brand_id: brandId,
-    link_id: link.id,
-    creator_id: creatorId,
-    click_token: `svc_${randomBytes(12).toString('base64url')}`,
-    clicked_at: chDateTime(at),
-    domain: fx.hostname,
-    link_type: 'web',
-  }));
-  await t.services.warehouse.insert('clicks', rows);
+  await insertPastClicks(t, { brandId, linkId: link.id, creatorId, domain: fx.hostname }, at, count);
 }
 
 /** The portal API as the logged-in browser sees it: the cookie the login form got. */
@@ -153,21 +143,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     }
     await post('events', { pixel_key: pk, event_type: 'purchase', transaction_id: 'order-eur', amount: 9.99, currency: 'EUR', code: 'anna', occurred_at: minutesAgo(20) });
     await post('events', { pixel_key: pk, event_type: 'refund', transaction_id: 'order-01-refund', amount: 10, currency: 'USD', click_token: tokens[0], occurred_at: minutesAgo(10) });
-    await t.services.warehouse.insert('ledger', [
-      {
-        brand_id: brand.id,
-        id: 'sandbox-row',
-        event_type: 'purchase',
-        transaction_id: 'sandbox-1',
-        amount: '500',
-        currency: 'USD',
-        source: 'stripe',
-        resolution_method: 'unattributed',
-        sandbox: 1,
-        occurred_at: chDateTime(new Date(Date.now() - 5 * 60_000)),
-        recorded_at: chDateTime(new Date()),
-      },
-    ]);
+    await insertSandboxPurchase(t, brand.id, new Date(Date.now() - 5 * 60_000));
     await t.settle();
 
     browser = await chromium.launch({

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type SvcConfig } from '../../sdk/react-native/src/index';
-import { type AttributionBrand, attributionBrand, IPHONE } from '../attribution/public/setup';
+import { appLinkCredit, type AttributionBrand, attributionBrand, IPHONE } from '../attribution/public/setup';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, type Portal, portal, portalLogin } from '../portal/helpers';
 
@@ -94,9 +94,7 @@ describe('the React Native SDK against the running service', () => {
         attributed: true,
         resolution_method: 'clipboard',
         confidence: 0.95,
-        link: { id: acme.app.id, domain: acme.hostname, slug: 'app' },
-        code: null,
-        creator: { id: acme.creator.id, name: 'Maya Lopez' },
+        ...appLinkCredit(acme),
       },
     });
     expect(storage.map.get('svc_install_reported')).toBe('true');

@@ -158,7 +158,7 @@ describe('app links: the smart install page', () => {
 describe('what is not a click', () => {
   it('answers 404 HTML for a path with no link (no such slug, no root link) and for an inactive link', async () => {
     const bare = await createDomain(t, { hostname: `${uniqueId('bare')}.link`, brand_id: acme.brand.id });
-    const paused = await createLink(t, { brand_id: acme.brand.id, creator_id: acme.creator.id, domain_id: acme.domain.id, slug: 'paused' });
+    const paused = await createLink(t, { ...acme.owner, slug: 'paused' });
     const patch = await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${paused.id}`, admin: true, payload: { active: false } });
     expect(patch.statusCode).toBe(200);
     for (const [host, path] of [

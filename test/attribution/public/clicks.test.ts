@@ -64,12 +64,7 @@ describe('POST /api/public/attribution/clicks: resolution', () => {
   });
 
   it('does not serve an inactive link, and the root fallback still serves other slugs', async () => {
-    const paused = await createLink(t, {
-      brand_id: acme.brand.id,
-      creator_id: acme.creator.id,
-      domain_id: acme.domain.id,
-      slug: 'paused',
-    });
+    const paused = await createLink(t, { ...acme.owner, slug: 'paused' });
     const patch = await t.request({ method: 'PATCH', url: `/api/internal/attribution-links/${paused.id}`, admin: true, payload: { active: false } });
     expect(patch.statusCode).toBe(200);
     const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'paused' });
@@ -84,7 +79,7 @@ describe('POST /api/public/attribution/clicks: resolution', () => {
   });
 
   it('follows link changes made by another process (served links are cached until Postgres notifies a change)', async () => {
-    const elsewhere = await createLink(t, { brand_id: acme.brand.id, creator_id: acme.creator.id, domain_id: acme.domain.id, slug: 'elsewhere' });
+    const elsewhere = await createLink(t, { ...acme.owner, slug: 'elsewhere' });
     const click = () => postPublic(t, 'clicks', { domain: acme.hostname, slug: 'elsewhere' });
     expect((await click()).statusCode).toBe(200); // now cached
     // Another API process or an operator's SQL: only the link_changes notification tells this process.
@@ -130,7 +125,7 @@ describe('POST /api/public/attribution/clicks: resolution', () => {
     await expect.poll(() => feed.live, { timeout: 2000, interval: 5 }).toBe(false);
     await expect.poll(() => feed.live, { timeout: 5000 }).toBe(true);
     // Listening again: a change made in SQL reaches the clicks.
-    const again = await createLink(t, { brand_id: acme.brand.id, creator_id: acme.creator.id, domain_id: acme.domain.id, slug: 'again' });
+    const again = await createLink(t, { ...acme.owner, slug: 'again' });
     expect((await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'again' })).statusCode).toBe(200);
     await db.updateTable('links').set({ active: false }).where('id', '=', again.id).execute();
     await expect.poll(async () => (await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'again' })).statusCode, { timeout: 2000 }).toBe(404);
@@ -247,9 +242,7 @@ describe('clicks: app links', () => {
 
   it('sends a phone without a store URL for its platform to the web fallback', async () => {
     const iosOnly = await createLink(t, {
-      brand_id: acme.brand.id,
-      creator_id: acme.creator.id,
-      domain_id: acme.domain.id,
+      ...acme.owner,
       slug: 'ios-only',
       type: 'app',
       destination_url: 'https://acme.example/app',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintClickToken } from '../../../src/attribution/links/click-token';
 import { createCode } from '../../helpers/attribution-fixtures';
 import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
-import { ANDROID, type AttributionBrand, attributionBrand, click, DESKTOP, IPHONE, postPublic, uniqueId, warehouseRows } from './setup';
+import { ANDROID, appLinkCredit, type AttributionBrand, attributionBrand, click, DESKTOP, IPHONE, postPublic, uniqueId, warehouseRows } from './setup';
 
 let t: TestService;
 let acme: AttributionBrand;
@@ -124,9 +124,7 @@ describe('installs: resolution (SPEC 3.1)', () => {
       attributed: true,
       resolution_method: 'clipboard',
       confidence: 0.95,
-      link: { id: acme.app.id, domain: acme.hostname, slug: 'app' },
-      code: null,
-      creator: { id: acme.creator.id, name: 'Maya Lopez' },
+      ...appLinkCredit(acme),
     });
   });
 
@@ -180,9 +178,7 @@ describe('installs: resolution (SPEC 3.1)', () => {
       attributed: true,
       resolution_method: 'ip',
       confidence: 0.6,
-      link: { id: acme.app.id, domain: acme.hostname, slug: 'app' },
-      code: null,
-      creator: { id: acme.creator.id, name: 'Maya Lopez' },
+      ...appLinkCredit(acme),
     });
     // The IPv4-mapped form of the same address matches too.
     expect((await install({ install_id: uniqueId(), platform: 'android' }, `::ffff:${ip}`)).json().install.resolution_method).toBe('ip');

@@ -14,22 +14,30 @@ export async function attributionBrand(t: TestService, name = 'Acme') {
   const creator = await createCreator(t, { name: 'Maya Lopez', first_name: 'Maya' });
   const hostname = `${name.toLowerCase()}-${randomBytes(4).toString('hex')}.link`;
   const domain = await createDomain(t, { hostname, brand_id: brand.id });
-  const common = { brand_id: brand.id, creator_id: creator.id, domain_id: domain.id };
-  const root = await createLink(t, { ...common, slug: '', destination_url: 'https://acme.example/home' });
-  const web = await createLink(t, { ...common, slug: 'maya', destination_url: 'https://acme.example/shop?ref=maya' });
+  // Whose a new link of this brand is: spread into createLink's body.
+  const owner = { brand_id: brand.id, creator_id: creator.id, domain_id: domain.id };
+  const root = await createLink(t, { ...owner, slug: '', destination_url: 'https://acme.example/home' });
+  const web = await createLink(t, { ...owner, slug: 'maya', destination_url: 'https://acme.example/shop?ref=maya' });
   const app = await createLink(t, {
-    ...common,
+    ...owner,
     slug: 'app',
     type: 'app',
     destination_url: 'https://acme.example/app',
     ios_url: 'https://apps.apple.com/app/id123456789',
     android_url: 'https://play.google.com/store/apps/details?id=com.acme.app&hl=en',
   });
-  const code = await createCode(t, { ...common, label: `MAYA${randomBytes(2).toString('hex').toUpperCase()}` });
-  return { brand, creator, domain, hostname, root, web, app, code };
+  const code = await createCode(t, { ...owner, label: `MAYA${randomBytes(2).toString('hex').toUpperCase()}` });
+  return { brand, creator, domain, hostname, owner, root, web, app, code };
 }
 
 export type AttributionBrand = Awaited<ReturnType<typeof attributionBrand>>;
+
+/** What an install credited to the brand's app link answers as its link, code and creator. */
+export const appLinkCredit = (b: AttributionBrand) => ({
+  link: { id: b.app.id, domain: b.hostname, slug: 'app' },
+  code: null,
+  creator: { id: b.creator.id, name: 'Maya Lopez' },
+});
 
 const PATH = '/api/public/attribution';
 
