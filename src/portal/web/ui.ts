@@ -8,6 +8,18 @@ export const loading = (what: string) => h('p', { class: 'loading', role: 'statu
 
 export const errorBox = (message: string) => h('div', { class: 'error', role: 'alert' }, h('strong', null, 'Something went wrong. '), message);
 
+/** Reads what a busy region shows; a failed read shows its sentence there and answers undefined. */
+export async function readInto<T>(region: HTMLElement, read: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (err) {
+    region.replaceChildren(errorBox((err as Error).message));
+    return undefined;
+  } finally {
+    region.removeAttribute('aria-busy');
+  }
+}
+
 export const emptyState = (...children: Child[]) => h('div', { class: 'empty' }, ...children);
 
 /** A button that copies `text`; where the clipboard is refused, it selects the text for Ctrl+C. */

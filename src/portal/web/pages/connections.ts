@@ -2,7 +2,7 @@ import { api } from '../api';
 import { announce, append, h } from '../dom';
 import { formatMoment } from '../format';
 import type { PortalPage } from '../main';
-import { copyButton, errorBox, field, loading, submitting } from '../ui';
+import { copyButton, field, loading, readInto, submitting } from '../ui';
 
 type Status = 'awaiting_first_event' | 'connected' | 'error';
 type Connection = {
@@ -49,15 +49,8 @@ export const connectionsPage: PortalPage = {
       body,
     );
     const show = async (focusProvider?: string) => {
-      let answer: { data: Connection[]; setup_cards: Card[] };
-      try {
-        answer = await api('GET', '/attribution/connections');
-      } catch (err) {
-        body.removeAttribute('aria-busy');
-        body.replaceChildren(errorBox((err as Error).message));
-        return;
-      }
-      body.removeAttribute('aria-busy');
+      const answer = await readInto(body, () => api<{ data: Connection[]; setup_cards: Card[] }>('GET', '/attribution/connections'));
+      if (!answer) return;
       body.replaceChildren(
         h(
           'ul',

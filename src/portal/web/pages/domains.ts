@@ -2,7 +2,7 @@ import { api, type Pagination } from '../api';
 import { announce, append, h } from '../dom';
 import { formatMoment } from '../format';
 import type { PortalPage } from '../main';
-import { copyButton, emptyState, errorBox, field, loading, submitting } from '../ui';
+import { copyButton, emptyState, field, loading, readInto, submitting } from '../ui';
 
 type Domain = {
   id: string;
@@ -40,15 +40,8 @@ export const domainsPage: PortalPage = {
     view.append(h('h1', { tabindex: -1 }, 'Domains'), h('p', { class: 'lead' }, 'Links live on a domain: a shared one, or your own.'), form, list);
 
     const show = async (focusId?: string) => {
-      let domains: Domain[];
-      try {
-        domains = await allDomains();
-      } catch (err) {
-        list.removeAttribute('aria-busy');
-        list.replaceChildren(errorBox((err as Error).message));
-        return;
-      }
-      list.removeAttribute('aria-busy');
+      const domains = await readInto(list, allDomains);
+      if (!domains) return;
       const own = domains.filter((d) => !d.shared);
       const shared = domains.filter((d) => d.shared);
       list.replaceChildren(

@@ -4,7 +4,7 @@ import { append, h, uid } from '../dom';
 import { formatMoment, formatMoney } from '../format';
 import type { PortalPage } from '../main';
 import { periodPicker, rangeQuery } from '../period';
-import { emptyState, errorBox, loading } from '../ui';
+import { emptyState, loading, readInto } from '../ui';
 
 type LedgerItem = {
   id: string;
@@ -103,16 +103,9 @@ export const eventsPage: PortalPage = {
       for (const key of ['event_type', 'creator_id']) if (params.get(key)) query.set(key, params.get(key)!);
       if (sandbox) query.set('sandbox', 'true');
       if (cursor) query.set('cursor', cursor);
-      let page: Page<LedgerItem>;
-      try {
-        page = await api<Page<LedgerItem>>('GET', `/attribution/events?${query}`);
-      } catch (err) {
-        body.removeAttribute('aria-busy');
-        body.replaceChildren(errorBox((err as Error).message));
-        return;
-      }
+      const page = await readInto(body, () => api<Page<LedgerItem>>('GET', `/attribution/events?${query}`));
+      if (!page) return;
       view.querySelector('form.period')!.replaceWith(periodPicker(rerender, page));
-      body.removeAttribute('aria-busy');
       if (page.data.length === 0 && cursors.length === 0) {
         body.replaceChildren(emptyState(h('p', null, emptyText(sandbox, params))));
         return;

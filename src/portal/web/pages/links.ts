@@ -4,7 +4,7 @@ import { h } from '../dom';
 import { currencies, formatInt } from '../format';
 import type { PortalPage } from '../main';
 import { periodPicker, rangeQuery } from '../period';
-import { type Column, copyButton, emptyState, errorBox, loading, moneyLines, type SortState, sortableTable } from '../ui';
+import { type Column, copyButton, emptyState, loading, moneyLines, readInto, sortableTable, type SortState } from '../ui';
 
 type Link = {
   id: string;
@@ -101,17 +101,10 @@ function listPage<T extends { creator: CreatorRef }>(spec: ListSpec<T>): PortalP
       if (creatorId) query.set('creator_id', creatorId);
       const more = async (cursor: string | null): Promise<void> => {
         if (cursor) query.set('cursor', cursor);
-        let page: Page<T>;
-        try {
-          page = await api<Page<T>>('GET', `${spec.endpoint}?${query}`);
-        } catch (err) {
-          body.removeAttribute('aria-busy');
-          body.replaceChildren(errorBox((err as Error).message));
-          return;
-        }
+        const page = await readInto(body, () => api<Page<T>>('GET', `${spec.endpoint}?${query}`));
+        if (!page) return;
         rows.push(...page.data);
         view.querySelector('form.period')!.replaceWith(periodPicker(rerender, page));
-        body.removeAttribute('aria-busy');
         if (rows.length === 0) {
           body.replaceChildren(emptyState(h('p', null, creatorId ? `This creator has no ${spec.what} yet. Choose "All creators" to see the others.` : spec.none)));
           return;

@@ -4,7 +4,7 @@ import { type Child, h } from '../dom';
 import { change, currencies, formatDay, formatInt, formatMoney, formatShortDay } from '../format';
 import type { PortalPage } from '../main';
 import { periodPicker, rangeQuery } from '../period';
-import { emptyState, errorBox, loading, moneyLines } from '../ui';
+import { emptyState, loading, moneyLines, readInto } from '../ui';
 
 type Day = { date: string; clicks: number; installs: number; conversions: number; revenue: Money };
 type Totals = { start_date: string; end_date: string; clicks: number; bot_clicks?: number; installs: number; conversions: number; revenue: Money; refunds: Money; daily: Day[] };
@@ -25,16 +25,9 @@ export const overviewPage: PortalPage = {
     view.append(h('h1', { tabindex: -1 }, 'Overview'));
     const body = h('div', { 'aria-busy': 'true' }, loading('the overview'));
     view.append(periodPicker(rerender), body);
-    let data: Overview;
-    try {
-      data = await api<Overview>('GET', `/attribution/overview?${rangeQuery()}`);
-    } catch (err) {
-      body.replaceChildren(errorBox((err as Error).message));
-      body.removeAttribute('aria-busy');
-      return;
-    }
+    const data = await readInto(body, () => api<Overview>('GET', `/attribution/overview?${rangeQuery()}`));
+    if (!data) return;
     view.querySelector('form.period')!.replaceWith(periodPicker(rerender, data));
-    body.removeAttribute('aria-busy');
     body.replaceChildren(cards(data), ...empty(data), chart(data));
   },
 };

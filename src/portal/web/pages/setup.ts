@@ -1,7 +1,7 @@
 import { api } from '../api';
 import { h } from '../dom';
 import type { PortalPage } from '../main';
-import { copyButton, errorBox, loading } from '../ui';
+import { copyButton, loading, readInto } from '../ui';
 
 type Setup = {
   pixel_key: string;
@@ -24,15 +24,8 @@ export const setupPage: PortalPage = {
   async render(view) {
     const body = h('div', { 'aria-busy': 'true' }, loading('your setup'));
     view.append(h('h1', { tabindex: -1 }, 'Setup'), body);
-    let s: Setup;
-    try {
-      s = await api<Setup>('GET', '/attribution/setup');
-    } catch (err) {
-      body.removeAttribute('aria-busy');
-      body.replaceChildren(errorBox((err as Error).message));
-      return;
-    }
-    body.removeAttribute('aria-busy');
+    const s = await readInto(body, () => api<Setup>('GET', '/attribution/setup'));
+    if (!s) return;
     body.replaceChildren(
       h(
         'section',
