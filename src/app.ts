@@ -76,10 +76,10 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(cookie);
   const opts = { services };
   await app.register(healthRoutes, opts);
-  await app.register(bullBoardRoutes, opts);
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
   const { warehouse, queues, linkChanges, rateLimiter } = services;
   const { publicBaseUrl, secretKey } = config;
+  await app.register(bullBoardRoutes, { queues, adminJwtSecret: config.adminJwtSecret });
   const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers };
   await app.register(internalRoutes, {
     ...domainDeps,
@@ -101,7 +101,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const publicDeps = { pixelKeys, clicks, installs, ledger, rateLimiter, secretKey, log };
   await app.register(publicAttributionRoutes, { ...publicDeps, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
-  await app.register(docsRoutes, opts);
+  await app.register(docsRoutes, { publicBaseUrl });
   await app.register(apiDocsRoutes);
   await app.register(webhookRoutes, {
     db,

@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services';
+import type { FactQueues } from '../queues/queues';
 import { adminTokenVerifier } from './admin-auth';
 import { bearerToken } from './bearer';
 import { HttpError } from './errors';
@@ -14,14 +14,14 @@ const BASE = '/admin/queues';
  * header, so `/admin/queues?token=<jwt>` stores the token in an HttpOnly cookie
  * scoped to this path; every request is still verified.
  */
-export async function bullBoardRoutes(app: FastifyInstance, { services }: { services: Services }) {
+export async function bullBoardRoutes(app: FastifyInstance, { queues, adminJwtSecret }: { queues: FactQueues; adminJwtSecret: string }) {
   const serverAdapter = new FastifyAdapter();
   createBullBoard({
-    queues: Object.values(services.queues.queues).map((q) => new BullMQAdapter(q)),
+    queues: Object.values(queues.queues).map((q) => new BullMQAdapter(q)),
     serverAdapter,
   });
   serverAdapter.setBasePath(BASE);
-  const verifyAdminToken = adminTokenVerifier(services.config.adminJwtSecret);
+  const verifyAdminToken = adminTokenVerifier(adminJwtSecret);
 
   await app.register(
     async (scoped) => {

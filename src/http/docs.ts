@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../services';
 import { escapeHtml, type Heading, renderMarkdown } from './markdown';
 
 /**
@@ -82,8 +81,8 @@ ${docs.map((d) => `<article id="${d.id}">\n${d.html}\n</article>`).join('\n')}
   return { html, markdown: docs.map((d) => d.markdown).join('\n\n---\n\n') };
 }
 
-export async function docsRoutes(app: FastifyInstance, { services }: { services: Services }) {
-  const { html, markdown } = sdkDocs(services.config.publicBaseUrl);
+export async function docsRoutes(app: FastifyInstance, { publicBaseUrl }: { publicBaseUrl: string }) {
+  const { html, markdown } = sdkDocs(publicBaseUrl);
   app.get('/docs/sdk', async (_req, reply) =>
     reply
       .header('content-type', 'text/html; charset=utf-8')

@@ -31,6 +31,7 @@ export type Route<C = void> = {
   /** An absent body is read as `{}`. */
   optionalBody?: boolean;
   bodyLimit?: number;
+  /** By status; the lowest 2xx is the status a handler's answer goes out with (it may set another). */
   responses: Record<number, Answer>;
   /** Needs no credentials (documented with `security: []`). */
   public?: boolean;
@@ -70,10 +71,11 @@ export type MountOptions<C> = {
 
 /**
  * Serves routes on `app`: context, then params, query and body in that order (the first
- * problem answers), then the handler. A 204 route answers no body.
+ * problem answers), then the handler, whose answer goes out with the route's 2xx status.
  */
 export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: MountOptions<C>) {
   for (const r of routes) {
+    const ok = Math.min(...Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300));
     app.route({
       method: r.method,
       url: r.path,
@@ -85,6 +87,7 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
         const parse = r.body && opts.bodies !== 'handler';
         const body = parse ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : req.body;
         let out: unknown;
+        reply.status(ok);
         try {
           out = await r.handler({ params, query, body, req, reply }, context);
         } catch (err) {

@@ -46,8 +46,8 @@ export const attributionCodeRoutes = (deps: ListReader) => [
     summary: "Create a code; without a label, the first free one from the creator's name",
     body: createBody,
     responses: { 201: answers.item('The code'), ...errors.write, 409: errors.code('label_taken') },
-    async handler({ body, reply }) {
-      return reply.status(201).send(await createCode(deps, body));
+    async handler({ body }) {
+      return createCode(deps, body);
     },
   }),
   route({
@@ -65,9 +65,8 @@ export const attributionCodeRoutes = (deps: ListReader) => [
     summary: 'Delete a code nothing was credited with',
     params: idParams,
     responses: { 204: null, ...errors.one, 409: errors.code('code_in_use') },
-    async handler({ params, reply }) {
+    async handler({ params }) {
       await deleteCode(deps, params.id);
-      return reply.status(204).send();
     },
   }),
 ];

@@ -40,9 +40,8 @@ export function attributionConnectionRoutes({ db, secretKey, publicBaseUrl }: Pi
       summary: 'Remove a connection: its webhook URL stops working',
       params: idParams,
       responses: { 204: null, ...errors.one },
-      async handler({ params, reply }) {
+      async handler({ params }) {
         await connections.delete(params.id);
-        return reply.status(204).send();
       },
     }),
   ];

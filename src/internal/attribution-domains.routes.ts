@@ -45,8 +45,8 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
     summary: "Register a domain: shared without brand_id, else the brand's custom domain",
     body: createBody,
     responses: { 201: answers.item('The domain, pending, with the DNS records to create'), ...errors.write, 409: errors.code('domain_taken') },
-    async handler({ body, reply }) {
-      return reply.status(201).send(toDomainItem(await registerDomain(deps, body.brand_id ?? null, body.hostname)));
+    async handler({ body }) {
+      return toDomainItem(await registerDomain(deps, body.brand_id ?? null, body.hostname));
     },
   }),
   route({
@@ -66,9 +66,8 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
     summary: 'Remove a domain no link uses',
     params: idParams,
     responses: { 204: null, ...errors.one, 409: errors.code('domain_has_links') },
-    async handler({ params, reply }) {
+    async handler({ params }) {
       await removeDomain(deps, params.id, 'operator');
-      return reply.status(204).send();
     },
   }),
 ];

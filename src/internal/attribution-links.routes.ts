@@ -81,8 +81,8 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
       summary: "Create a link on a shared domain or on the brand's own",
       body: createBody,
       responses: { 201: answers.item('The link'), ...errors.write, 409: errors.code('slug_taken') },
-      async handler({ body, reply }) {
-        return reply.status(201).send(await createLink(deps, body));
+      async handler({ body }) {
+        return createLink(deps, body);
       },
     }),
     route({

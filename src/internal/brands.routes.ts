@@ -26,9 +26,9 @@ export const brandRoutes = ({ db }: { db: Db }) => [
     summary: 'Create a brand with its pixel key; default_platforms defaults to every platform',
     body: createBody,
     responses: { 201: answers.item('The brand, with its pixel_key'), ...errors.write },
-    async handler({ body, reply }) {
+    async handler({ body }) {
       const brand = await createBrand(db, { ...body, default_platforms: body.default_platforms ?? [...PLATFORMS] });
-      return reply.status(201).send(brand);
+      return brand;
     },
   }),
   route({
@@ -47,8 +47,8 @@ export const brandRoutes = ({ db }: { db: Db }) => [
     body: apiKeyBody,
     optionalBody: true,
     responses: { 201: answers.item('The key record and `key`'), ...errors.write, ...errors.one },
-    async handler({ params, body, reply }) {
-      return reply.status(201).send(await createApiKey(db, params.id, body.name ?? null));
+    async handler({ params, body }) {
+      return createApiKey(db, params.id, body.name ?? null);
     },
   }),
   route({
@@ -58,8 +58,8 @@ export const brandRoutes = ({ db }: { db: Db }) => [
     params: idParams,
     body: portalUserBody,
     responses: { 201: answers.item('The portal user'), ...errors.write, ...errors.one, 409: errors.code('email_taken') },
-    async handler({ params, body, reply }) {
-      return reply.status(201).send(await createPortalUser(db, params.id, body));
+    async handler({ params, body }) {
+      return createPortalUser(db, params.id, body);
     },
   }),
 ];

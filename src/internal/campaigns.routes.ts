@@ -29,8 +29,8 @@ export const campaignRoutes = ({ db }: { db: Db }) => [
     summary: 'Create a campaign of a brand',
     body: createBody,
     responses: { 201: answers.item('The campaign'), ...errors.write },
-    async handler({ body, reply }) {
-      return reply.status(201).send(await createCampaign(db, body));
+    async handler({ body }) {
+      return createCampaign(db, body);
     },
   }),
   route({

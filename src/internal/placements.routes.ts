@@ -41,11 +41,11 @@ export const placementRoutes = (deps: Pick<InternalDeps, 'db' | 'queues'>) => [
     body: placementsBody,
     bodyLimit: BATCH_BODY_LIMIT,
     responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
-    async handler({ body: { placements }, reply }) {
+    async handler({ body: { placements } }) {
       const problems = await placementReferenceProblems(deps.db, placements);
       if (problems.length) throw refused(problems);
       try {
-        return reply.status(202).send({ accepted: await queuePlacements(deps, placements) });
+        return { accepted: await queuePlacements(deps, placements) };
       } catch (err) {
         // Another brand claimed one of these ids between the check and the claim.
         if (err instanceof PlacementOwnerConflict) throw refused(err.problems);
@@ -60,8 +60,8 @@ export const placementRoutes = (deps: Pick<InternalDeps, 'db' | 'queues'>) => [
     body: snapshotsBody,
     bodyLimit: BATCH_BODY_LIMIT,
     responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
-    async handler({ body: { snapshots }, reply }) {
-      return reply.status(202).send({ accepted: await queueSnapshots(deps.queues, snapshots) });
+    async handler({ body: { snapshots } }) {
+      return { accepted: await queueSnapshots(deps.queues, snapshots) };
     },
   }),
 ];

@@ -67,9 +67,9 @@ export function connectionRoutes({ db, secretKey, publicBaseUrl }: Pick<PortalDe
       summary: 'Connect a billing provider: mints the webhook URL to paste into its dashboard',
       body: createConnectionBody,
       responses: { 201: portalConnection, ...writeErrors, 409: errorSchema('already_connected: one connection per provider') },
-      async handler({ body, req, reply }) {
+      async handler({ body, req }) {
         const created = await connections.create(req.portal!.brandId, body);
-        return reply.status(201).send(answer(portalConnection, toJson(created)));
+        return answer(portalConnection, toJson(created));
       },
     }),
     route({
@@ -90,9 +90,8 @@ export function connectionRoutes({ db, secretKey, publicBaseUrl }: Pick<PortalDe
       summary: 'Remove a connection: its webhook URL stops working',
       params: idParams,
       responses: { 204: null, 401: readErrors[401], ...notFound },
-      async handler({ params, req, reply }) {
+      async handler({ params, req }) {
         await connections.delete(params.id, req.portal!.brandId);
-        return reply.status(204).send();
       },
     }),
   ];

@@ -48,9 +48,9 @@ export const domainRoutes = (deps: PortalDeps) => [
     summary: 'Register a custom domain for this brand; answers the DNS records to create',
     body: createDomain,
     responses: { 201: portalDomain, 401: readErrors[401], 409: errorSchema('domain_taken'), 422: errorSchema('invalid_request') },
-    async handler({ body, req, reply }) {
+    async handler({ body, req }) {
       const row = await registerDomain(deps, req.portal!.brandId, body.hostname);
-      return reply.status(201).send(answer(portalDomain, toJson(toDomainItem(row))));
+      return answer(portalDomain, toJson(toDomainItem(row)));
     },
   }),
   route({
@@ -70,10 +70,9 @@ export const domainRoutes = (deps: PortalDeps) => [
     summary: 'Remove a custom domain no link uses',
     params: idParams,
     responses: { 204: null, 401: readErrors[401], ...notYours, 409: errorSchema('domain_has_links') },
-    async handler({ params, req, reply }) {
+    async handler({ params, req }) {
       const domain = await ownDomain(deps.db, params.id, req.portal!.brandId);
       await removeDomain(deps, domain.id, { brandId: req.portal!.brandId }); // 409 domain_has_links
-      return reply.status(204).send();
     },
   }),
 ];
