@@ -26,12 +26,9 @@ const HISTORY_IN_RANGE = `(first_snapshot >= {start:Date} AND last_snapshot <= {
 const PLACEMENT_COLUMNS = 'placement_id, platform, campaign_id, creator_id, url, thumbnail_url, caption, posted_at';
 
 /**
- * The placements an answer counts, one row each with the figures it counts them with
- * (shares null when the placement reported none):
- * - upload_date: placements posted in the range, with their lifetime totals;
- * - view_date: placements with activity in the range, with their activity in it. Those
- *   whose whole history lies in the range take their lifetime totals; only placements
- *   straddling an end of the range sum their days in placement_activity.
+ * The placements an answer counts, with their figures: upload_date, those posted in the range with
+ * lifetime totals; view_date, those active in it with that activity (lifetime totals when the whole
+ * history lies in the range, else their days summed from placement_activity).
  */
 const COUNTED_PLACEMENTS: Record<Scope['attribution'], string> = {
   upload_date: `

@@ -1,14 +1,7 @@
 /**
- * Group commit for per-request database work. Calls made while earlier batches are in
- * flight (or in the same event-loop turn) run together as the next batch: one round trip,
- * one statement plan and one commit for many requests, and batches grow with the load.
- * Up to `maxRunning` batches are in flight at once, so one slow round trip does not hold
- * every request behind it. A batch only holds calls made before it started: a look-up
- * never answers from before its request arrived.
- *
- * `run` answers one output per input, in order. If it throws for a batch, each input runs
- * again alone, so a failure reaches only the calls that cause it (and all of them when the
- * database itself is failing).
+ * Group commit: calls made while earlier batches are in flight run together as the next batch (up
+ * to `maxRunning` in flight); `run` answers one output per input, in order. A batch that throws
+ * runs each input again alone, so a failure reaches only the calls that cause it.
  */
 export class Batcher<I, O> {
   private waiting: { input: I; resolve(output: O): void; reject(err: unknown): void }[] = [];

@@ -2,17 +2,9 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 
 /**
- * A Postgres LISTEN channel seen as a generation counter, for in-process caches of
- * records that change rarely but must never be served stale (links on the click path).
- * Triggers NOTIFY the channel whenever the records change (migrations/0006), in any
- * process; every process listening moves to a new generation and its caches start
- * over. A process that made a change itself calls `changed()` at once, so its own next
- * request never waits for the notification.
- *
- * While the listening connection is down, `live` is false and caches must read through:
- * a change made then would not be heard. The connection comes back by itself, and
- * reconnecting moves the generation too. A connection dropped without a word (a failover,
- * a NAT timeout) is found by TCP keep-alive and a query every 10 s.
+ * A Postgres LISTEN channel as a generation counter, for caches that must never serve stale
+ * records: triggers NOTIFY on every change (migrations/0006). While the connection is down `live`
+ * is false and caches read through; a silently dropped one is found within 10 s.
  */
 export class ChangeFeed {
   private generationValue = 0;

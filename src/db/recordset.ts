@@ -3,14 +3,9 @@ import { type RawBuilder, sql } from 'kysely';
 import { type Db, executePrepared } from './database';
 
 /**
- * Batched inserts of many rows as one JSON parameter, read back as the table's own row
- * type (`json_populate_recordset`). The statement is built and compiled once, and prepared
- * once per connection; each batch only sends its rows. JSON.stringify is native, where
- * per-value parameters would be escaped one by one in JavaScript, and Postgres parses the
- * JSON in C, so a batch costs little beyond its round trip whatever its size.
- *
- * `build` receives the rows as a SELECT of `columns` (the insert's column list, in order)
- * and answers the whole statement as SQL; it must bind no parameter of its own.
+ * Inserts many rows as one JSON parameter (`json_populate_recordset`), compiled once and prepared
+ * once per connection, so a batch costs little beyond its round trip. `build` gets the rows as a
+ * SELECT of `columns` and answers the whole statement; it binds no parameter of its own.
  */
 export function recordsetInsert<Row, Result>(
   db: Db,

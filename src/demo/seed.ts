@@ -4,12 +4,9 @@ import { PLATFORMS, type Platform } from '../platforms';
 import { seedAttribution } from './attribution';
 
 /**
- * A synthetic but plausible data set, loaded through the internal set-up endpoints, so it
- * takes the same path as real data (validation, queues, workers, derived tables):
- * brands with visible and hidden campaigns, creators shared by brands with handles on
- * several platforms, placements over the last `days` days and a daily snapshot of each
- * from its posting day to today, growing fast at first and then levelling off. Instagram
- * reports no shares (null), as in real exports.
+ * A synthetic but plausible data set, loaded through the internal set-up endpoints so it takes
+ * real data's path (validation, queues, workers, derived tables); what it holds: README, "Demo
+ * data". Instagram reports no shares (null), as in real exports.
  */
 
 export type DemoSize = { brands: number; creators: number; placements: number; days: number };

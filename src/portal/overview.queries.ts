@@ -4,19 +4,9 @@ import { addDays } from '../http/query';
 import { type DateRange, previousRange } from './range';
 
 /**
- * A brand's headline numbers for a range and for the range of equal length before it, with
- * one item per day of each for the chart, in one ClickHouse statement over both ranges
- * (definitions in the README):
- *
- * - clicks: people's clicks in range, and apart `bot_clicks` (crawlers, previews, prefetches),
- *   from the per-day projection of `clicks` (clickhouse/0030);
- * - installs: installs that occurred in range (deduplicated by id: FINAL);
- * - conversions: live ledger rows that are not refunds;
- * - revenue: per currency, the sum of live rows, refunds (stored negative) included;
- * - refunds: per currency, the refunded amounts as positive numbers.
- *
- * Sandbox rows never count. Which currencies show: src/attribution/reporting/money.ts, the
- * rule the per-link and per-code totals follow too.
+ * A brand's headline numbers, with one item per day, for a range and the range of equal length
+ * before it, in one ClickHouse statement over both. Each number's definition: docs/api.md
+ * ("Definitions"); sandbox rows never count.
  */
 export type Totals = { clicks: number; bot_clicks: number; installs: number; conversions: number; revenue: Money; refunds: Money };
 /** One day of the chart; `revenue` per currency by the same rule as the totals. */

@@ -1,14 +1,9 @@
 import { Redis } from 'ioredis';
 
 /**
- * A Redis connection. BullMQ workers need `maxRetriesPerRequest: null` (blocking
- * commands must wait through reconnects); other clients (the CLI, the outbox sweeper) wait
- * for a connection in the offline queue and fail after three reconnects. The request path
- * (`request`) must never hold a request (CONTRACT 10): no offline queue, so a command while
- * Redis is away fails at once; every command times out after `commandTimeoutMs`, and a
- * connection that sends nothing back for as long is dropped and opened again, so a hung Redis
- * fails every pending command instead of piling them up. Commands are not re-sent after a
- * reconnect: their callers were already told they failed.
+ * A Redis connection: BullMQ workers wait through reconnects, the CLI and the sweeper queue
+ * offline; the request path (`request`) never holds a request (CONTRACT 10): no offline queue and
+ * a `commandTimeoutMs` on every command, after which a silent connection is replaced.
  */
 export function createRedis(url: string, kind: 'worker' | 'client' | 'request' = 'client', commandTimeoutMs = 2000): Redis {
   if (kind !== 'request') return new Redis(url, { maxRetriesPerRequest: kind === 'worker' ? null : 3, enableReadyCheck: true, lazyConnect: false });

@@ -28,15 +28,9 @@ return 1`;
 type Slot = { key: string; offset: number; fingerprint: Buffer };
 
 /**
- * Recent clicks on brands' app links by IP hash, for the install IP match (0.6, report-only).
- * Whatever a flood of clicks carries, the memory is bounded (CONTRACT 10): a fixed table of
- * about `memoryBytes / 16` slots shared by every brand, in 64 KiB Redis strings under the
- * queue prefix. A click goes to the slot its (brand, IP hash, device platform) hashes to; `any`
- * when the click had no user agent. At the cap a newer click overwrites whichever click held
- * its slot, so matching gets rarer under a flood but never wrong: a slot answers only to the
- * fingerprint of its own (brand, IP hash, platform), and only within the window. Desktop
- * clicks are not kept: an install comes from a phone. While Redis is away nothing is kept
- * and installs are matched without it (CONTRACT 10).
+ * Recent app-link clicks by (brand, IP hash, platform) for the install IP match, in a fixed table
+ * of 16-byte slots in 64 KiB Redis strings: a flood overwrites older clicks, so memory stays bounded
+ * and a match gets rarer but never wrong (CONTRACT 10; docs/operations.md).
  */
 export class RecentAppClicks {
   private readonly slots: number;

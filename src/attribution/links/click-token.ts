@@ -1,17 +1,9 @@
 import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 /**
- * Click tokens: `svc_` + base64url(link id ‖ nonce ‖ tag), 47 characters.
- *
- * - link id (8 bytes, big-endian): the token tells which link, hence which brand,
- *   minted it without a look-up of the token itself;
- * - nonce (12 random bytes): tokens are unguessable and every click gets its own;
- * - tag (12 bytes): HMAC-SHA256 of link id ‖ nonce keyed with SECRET_KEY, truncated.
- *   Without the key nobody can mint a token for a link, so a token pasted into
- *   another brand's app or forged for a link id never credits anything.
- *
- * A bot's or link preview's click gets a token tagged under another key (`bot:` ‖ secret):
- * it looks like any token, but `clickTokenLinkId` never verifies it, so it credits nothing.
+ * Click tokens: `svc_` + base64url(link id (8 bytes) ‖ nonce (12) ‖ HMAC tag (12)): they name their
+ * link without a look-up and cannot be forged without SECRET_KEY. A bot's token is tagged under
+ * another key, so `clickTokenLinkId` never verifies it and it credits nothing (docs/api.md).
  */
 export const CLICK_TOKEN_PREFIX = 'svc_';
 

@@ -33,16 +33,9 @@ export function clickedSlug(slug: string | null | undefined): string {
 type LinkCandidate = ServedLink & { active: boolean };
 
 /**
- * The link a click on `domain`/`slug` is served by: the link with that slug, else the
- * domain's root link (slug ''). An inactive link is not served, and its slug does not
- * fall back to the root link (CONTRACT 5, Clicks). Slugs match regardless of case
- * (they are unique per domain regardless of it, migrations/0005_attribution_setup).
- *
- * Answers (also "no link") are cached in the process until links, domains or brands
- * change anywhere (the `link_changes` feed), so activation and destination changes
- * apply to the next click without a Postgres read per click. An answer read while a
- * change happened is not kept, and while the feed is down every click reads through.
- * Concurrent misses share one query (Batcher).
+ * The link a click on `domain`/`slug` is served by: that slug's link in any case, else the root
+ * link (slug ''), never an inactive one (CONTRACT 5). Answers are cached until the `link_changes`
+ * feed moves and read through while it is down; concurrent misses share one query.
  */
 export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));

@@ -2,16 +2,9 @@
 export type Money = Record<string, number>;
 
 /**
- * Which currencies a money total shows: one rule for the per-link and per-code totals
- * (./totals.ts) and the portal's /overview (README "Totals" and "Definitions"). A currency
- * appears in `revenue` when some live ledger row in it carries a non-zero amount, so
- * trials and signups (amount 0) alone add no `"USD": 0`, while a purchase refunded in
- * full still shows `{"USD": 0}`: money moved and came back. `refunds` likewise, counting
- * refund rows only.
- *
- * The expressions aggregate the live rows of one currency (callers filter `sandbox = 0`
- * and group by currency) into the sum in major units rounded to 2 decimals, or NULL when
- * the currency does not show; `addMoney` keeps the others.
+ * Which currencies a money total shows, for every total (docs/api.md, "Totals"): one whose live
+ * rows carry a non-zero amount. Over one currency's live rows, the sum rounded to 2 decimals, or
+ * NULL when the currency does not show; `addMoney` keeps the others.
  */
 export const REVENUE_SQL = 'if(countIf(amount != 0) > 0, toFloat64(round(sum(amount), 2)), NULL)';
 

@@ -5,22 +5,9 @@ import { addMoney, type Money, REVENUE_SQL } from './money';
 export type { Money };
 
 /**
- * Attribution totals read from ClickHouse for the rows of one list page, always bounded
- * to the ids asked for and to their brands (the leading key of every fact table).
- *
- * - clicks: people's clicks, and apart `bot_clicks` (crawlers, previews, prefetches), read from
- *   the per-day projection of `clicks` (clickhouse/0030; exact, as each click is written once),
- *   so a year of clicks is a few rows per link.
- * - installs: rows of `installs` credited to the link, deduplicated by id (FINAL).
- * - conversions: live (sandbox = 0) ledger rows whose event_type is not `refund`.
- * - revenue: sum of `amount` of live ledger rows per currency, refunds being stored
- *   negative; major units rounded to 2 decimals; which currencies show: ./money.ts.
- *
- * `installs` and `ledger` are ReplacingMergeTree tables keyed by id: FINAL makes a
- * duplicate that is not merged yet count once.
- *
- * Each call is ONE statement: embedded ClickHouse costs some 6 to 10 ms per statement
- * whatever its size, more than these small grouped reads themselves (bench/portal.bench.ts).
+ * Attribution totals of one list page, bounded to its ids and their brands, in ONE ClickHouse
+ * statement (each costs 6 to 10 ms embedded, whatever its size). What each total counts:
+ * docs/api.md ("Totals"); how it is read fast: docs/reads.md.
  */
 
 export type CodeTotals = { conversions: number; revenue: Money };

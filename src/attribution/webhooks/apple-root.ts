@@ -1,11 +1,6 @@
 /**
- * Apple Root CA - G3, the root every App Store signed payload chains up to: pinned here,
- * never taken from the request. `CN=Apple Root CA - G3, OU=Apple Certification Authority,
- * O=Apple Inc., C=US`, valid 2014-04-30 to 2039-04-30, as published by Apple PKI
- * (apple.com/certificateauthority, AppleRootCA-G3.cer).
- *
- * Only test configuration replaces it (`TEST_APPLE_ROOT_CA`, honoured when NODE_ENV=test),
- * so tests can sign with a chain they make themselves.
+ * Apple Root CA - G3 (valid 2014-04-30 to 2039-04-30, apple.com/certificateauthority), pinned here
+ * and never taken from a request; only `TEST_APPLE_ROOT_CA` under NODE_ENV=test replaces it.
  */
 export const APPLE_ROOT_CA_G3 = Buffer.from(
   'MIICQzCCAcmgAwIBAgIILcX8iNLFS5UwCgYIKoZIzj0EAwMwZzEbMBkGA1UEAwwSQXBwbGUgUm9vdCBDQSAtIEczMSYwJAYDVQQLDB1BcHBsZSBD' +

@@ -3,13 +3,9 @@ import type { z } from 'zod';
 import type { LedgerDraft, LedgerEventType, Provider } from '../ledger/types';
 
 /**
- * The one interface every billing-provider connector implements (PROVIDERS.md section 0).
- * The webhook route (./routes.ts) calls the three steps in order:
- *
- *   authenticate(raw request) → parse → map(each event) → ledger rows
- *
- * A step that refuses throws a WebhookRejection: 401 from `authenticate`, 422 from
- * `parse` or `map` (a known event type whose fields can't be read).
+ * The one interface every billing-provider connector implements (PROVIDERS.md section 0), called
+ * by ./routes.ts as authenticate → parse → map. A refusing step throws a WebhookRejection: 401 from
+ * `authenticate`, 422 from `parse` or `map` (a known event type whose fields cannot be read).
  */
 export interface Connector<Settings = unknown, Verified = unknown, Event = unknown> {
   readonly provider: Provider;

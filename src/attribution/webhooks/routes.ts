@@ -12,17 +12,9 @@ import { createConnectors } from './providers';
 const params = z.object({ provider: z.string(), token: z.string() });
 
 /**
- * POST /api/webhooks/attribution/:provider/:token (SPEC 4.3), in the order of PROVIDERS.md
- * section 0:
- *
- *   connection by (provider, token), else 404 unknown_connection
- *   → authenticate on the raw bytes, else 401
- *   → parse, else 422
- *   → map each event to ledger rows
- *   → record each row through the ledger → 200 {ok, recorded, ignored}
- *
- * `ignored` counts events that map to no row and rows the ledger already held. A 401 or 422
- * marks the connection `error` with a short last_error; a 200 marks it `connected`.
+ * POST /api/webhooks/attribution/:provider/:token (SPEC 4.3): connection (404) → authenticate (401)
+ * → parse (422) → map → record → 200 {ok, recorded, ignored}, in PROVIDERS.md section 0's order. A
+ * 401 or 422 marks the connection `error`, a 200 `connected` (docs/webhooks.md).
  */
 export type WebhookDeps = Pick<Config, 'secretKey' | 'publicBaseUrl' | 'testAppleRootCa'> & { db: Db; recordLedgerEvent: RecordLedgerEvent };
 

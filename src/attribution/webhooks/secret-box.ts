@@ -5,12 +5,9 @@ const IV_BYTES = 12; // the GCM standard nonce size
 const TAG_BYTES = 16;
 
 /**
- * Seals the credentials of billing connections (inbound tokens, signing secrets) with
- * AES-256-GCM under a key derived from SECRET_KEY by HKDF-SHA256, so a database dump
- * alone reveals none of them. `context` (e.g. `<connection id>:signing_secret`) is bound
+ * Seals connection credentials with AES-256-GCM under an HKDF-SHA256 key of SECRET_KEY, as
+ * `v1.<iv>.<ciphertext>.<tag>` (base64url), so a database dump alone reveals none. `context` is bound
  * as associated data: a sealed value copied to another row or column does not open.
- *
- * Sealed form: `v1.<iv>.<ciphertext>.<tag>`, each part base64url.
  */
 export class SecretBox {
   private readonly key: Buffer;

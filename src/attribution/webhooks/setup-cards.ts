@@ -3,8 +3,8 @@ import type { ConnectionAnswer } from './connections';
 
 /**
  * The portal's setup card per provider (GET /api/client/attribution/connections): the
- * exact steps a brand follows in that provider's dashboard. The README section
- * "Billing-provider webhooks" shows the same steps; keep them in step.
+ * exact steps a brand follows in that provider's dashboard. docs/webhooks.md
+ * ("Dashboard steps per provider") shows the same steps; keep them in step.
  */
 export type SetupCard = {
   provider: Provider;

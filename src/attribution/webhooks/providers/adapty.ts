@@ -12,15 +12,8 @@ import {
 } from '../mapping';
 
 /**
- * Adapty (PROVIDERS.md section 2).
- *
- * DECISIONS (where the docs leave it open; also in the README table):
- * - The sign of refund amounts is unconfirmed: refunds are stored as -abs(amount) either way.
- * - A `subscription_started` whose money fields are all 0 (Google Play replacement or
- *   no-charge phase) is ignored, as Adapty advises not to count it.
- * - Renamed events (Adapty lets brands replace its event names) are translated back through
- *   `settings.event_name_map` ({"<brand's name>": "<Adapty name>"}); unknown names are ignored.
- * - The `{}` verification request answers 200 with nothing recorded or ignored.
+ * Adapty (PROVIDERS.md section 2), authenticated by its static Authorization values. The
+ * choices where Adapty's documentation is silent: docs/webhooks.md.
  */
 
 export const adaptySettings = z.strictObject({

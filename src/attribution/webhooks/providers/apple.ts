@@ -22,28 +22,9 @@ import {
 import { amountFor, money, optionalKey, parseJson, read, refundTargets, transactionKey, uuidOrNull } from '../mapping';
 
 /**
- * Apple App Store Server Notifications V2 (PROVIDERS.md section 5).
- *
- * Verification is Apple's own `SignedDataVerifier` (@apple/app-store-server-library) with
- * online checks off: x5c of exactly 3, intermediate and leaf signatures up to the pinned
- * root, Apple's marker OIDs, the CA flag, validity at the payload's signedDate, the ES256
- * signature, then bundle ID (and App Apple ID in production) and environment. Before it
- * we only require `alg: ES256` and that the sent root is the pinned one.
- *
- * DECISIONS (where the docs leave it open; also in the README table):
- * - A body that is not `{"signedPayload": "<string>"}` is unparseable (422); a signed payload
- *   that does not verify is 401, a verified one for another bundle 401 `bundle_id_mismatch`.
- * - Without `settings.app_apple_id` the App Apple ID is not checked (the library needs one
- *   in production, so it is given the notification's own).
- * - Notifications of an environment the connection excludes (`settings.environment`) are
- *   verified and ignored. `Xcode` and `LocalTesting` are never accepted (they are not signed).
- * - DID_RENEW is a `purchase` (the trial's conversion) when the ledger holds a trial for the
- *   subscription's original transaction and no conversion was recorded yet; a reference
- *   remembers which renewal converted, so later renewals stay renewals.
- * - ONE_TIME_CHARGE (documented sandbox-only; production unconfirmed) is a purchase.
- * - FAMILY_SHARED transactions are ignored (how Apple notifies them is unconfirmed), as are
- *   FAMILY_REVOKE refunds and DID_CHANGE_RENEWAL_PREF (an upgrade's money effect is unconfirmed).
- * - signedRenewalInfo is not read, so it is not verified.
+ * Apple App Store Server Notifications V2 (PROVIDERS.md section 5), verified by Apple's own
+ * `SignedDataVerifier` with online checks off. Why each check, and the choices where Apple's
+ * documentation is silent: docs/webhooks.md.
  */
 
 export const appleSettings = z.strictObject({

@@ -11,15 +11,8 @@ import {
 } from '../mapping';
 
 /**
- * RevenueCat (PROVIDERS.md section 1).
- *
- * DECISIONS (where the docs leave it open; also in the README table):
- * - The dashboard's TEST event is ignored by its type alone; its other fields are unconfirmed,
- *   so nothing else of it is read.
- * - An `X-RevenueCat-Signature` header has no documented algorithm: it is not checked. The
- *   Authorization value (exact, or `Bearer <value>`) is the provider's authentication.
- * - RENEWAL with is_trial_conversion is the first paid charge, recorded as `purchase`.
- * - With `settings.app_id`, events of the project's other apps are ignored.
+ * RevenueCat (PROVIDERS.md section 1), authenticated by its static Authorization value. The
+ * choices where RevenueCat's documentation is silent: docs/webhooks.md.
  */
 
 export const revenuecatSettings = z.strictObject({

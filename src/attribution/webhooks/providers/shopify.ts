@@ -14,20 +14,8 @@ import {
 } from '../mapping';
 
 /**
- * Shopify (PROVIDERS.md section 4), for webhooks created in the admin (Settings →
- * Notifications → Webhooks), signed with the shop's key shown there.
- *
- * DECISIONS (where the docs leave it open; also in the README table):
- * - Accepted topics: `orders/paid` (purchase), `orders/create` (purchase when already
- *   `financial_status: paid`) and `refunds/create` (refund). `orders/updated`,
- *   `orders/fulfilled`, `orders/cancelled` (its money arrives through refunds/create) and
- *   every other topic are ignored; the order key makes orders/paid + orders/create safe.
- * - "Send test notification" samples are treated as sandbox only when they carry `test: true`
- *   (whether every topic's sample does is unconfirmed).
- * - Subscription-app orders are recorded as purchases: telling renewals apart is unconfirmed.
- * - `landing_site` is read for the click token only as a fallback to the `svc_cid` cart
- *   attribute (whether it is being deprecated is unconfirmed).
- * - IDs come from `admin_graphql_api_id`, else from a lossless parse (IDs beyond 2^53).
+ * Shopify (PROVIDERS.md section 4): webhooks created in the admin, signed with the shop's key.
+ * Accepted topics and the choices where Shopify's documentation is silent: docs/webhooks.md.
  */
 
 export const shopifySettings = z.strictObject({

@@ -18,22 +18,8 @@ import {
 } from '../mapping';
 
 /**
- * Stripe (PROVIDERS.md section 3).
- *
- * DECISIONS (where the docs leave it open; also in the README table):
- * - Signatures are checked by the official `stripe` package (every v1 of a secret roll,
- *   constant time, on the raw bytes). Its tolerance only refuses old timestamps, so it is
- *   called with tolerance 0 and |now − t| ≤ 300 s is checked here, refusing future ones too.
- * - Whether the Dashboard still sends test events is unconfirmed; any `livemode: false`
- *   event (Stripe CLI trigger, test-mode checkout) is sandbox.
- * - `refund.created` is ignored: `charge.refunded` reports the same money, and counting both
- *   would double the refund.
- * - `invoice.paid` for `subscription_create` is a purchase only with
- *   `settings.first_invoice_as_purchase` (brands without Checkout); otherwise the Checkout
- *   session recorded it already.
- * - Refunds name a charge and a payment intent, not the Checkout session recorded as the
- *   purchase: sessions and invoices leave references (payment intent, invoice, charge →
- *   their ledger key) that the refund follows to copy the purchase's attribution.
+ * Stripe (PROVIDERS.md section 3), verified by the official `stripe` package on the raw bytes.
+ * The choices where Stripe's documentation is silent: docs/webhooks.md.
  */
 
 const TOLERANCE_SECONDS = 300;
