@@ -53,10 +53,9 @@ function listen(app: FastifyInstance, config: Config, log: Services['log']): Pro
 }
 
 /**
- * Stops the service when the process that started it is gone (killed with SIGKILL, or a
- * wrapper that died without passing a signal on): an orphan would keep the port and the
- * embedded ClickHouse directory, and the service started again in its place could not open
- * them. A process started by init or a container runtime (parent 1) has nothing to watch.
+ * Stops the service when the process that started it is gone: an orphan would keep the port and
+ * the embedded ClickHouse directory from the service started in its place. Under init or a container
+ * runtime (parent 1) there is nothing to watch.
  */
 function stopWhenOrphaned(log: Services['log'], stop: () => void): void {
   const parent = process.ppid;

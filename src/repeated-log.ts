@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 
 /**
- * A failure that may repeat many times a second (a store away, jobs vanished) is logged as
- * one line a second at most, with how many times it happened: the first occurrence starts a
- * second, and the line comes at its end with the count of everything in it. With `key`,
- * occurrences of one key count once (e.g. one job reported by several commands).
+ * A failure that may repeat many times a second is logged once a second at most, with its count:
+ * the first occurrence starts the second, the line comes at its end. With `key`, occurrences of one
+ * key count once (one job reported by several commands).
  */
 export class RepeatedLog {
   private count = 0;

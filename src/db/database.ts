@@ -13,10 +13,9 @@ export type Db = Kysely<Database>;
 export type PgTimeouts = { statementMs: number; connectMs: number };
 
 /**
- * A pool of up to `max` connections. With `timeouts`, a connection must open within
- * `connectMs` (also the longest wait for a free one), and a statement is cancelled by the
- * server after `statementMs`, or given up by the client shortly after when the server
- * itself is hung. Without, statements may run as long as they need (migrations, CLI, workers).
+ * A pool of up to `max` connections. With `timeouts`, connecting (or waiting for a free one) is
+ * bounded by `connectMs` and a statement by `statementMs`, also on a hung server; without, statements
+ * run as long as they need (migrations, CLI, workers).
  */
 export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts): Db {
   const pool = new pg.Pool({

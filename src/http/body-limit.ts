@@ -8,11 +8,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 export const LINGER = { ms: 5_000, bytes: 8 * 1024 * 1024 };
 
 /**
- * An onSend hook: a 413 (a body over its limit) closes the connection with a lingering close.
- * Fastify answers with `Connection: close` and Node would then destroy the socket at once; data
- * the client is still sending would make the kernel reset the connection, and a client still
- * writing would see the reset instead of the 413. Here the server half-closes after the answer
- * and reads on, discarding, until the client closes or LINGER runs out.
+ * An onSend hook: a 413 half-closes the connection and reads on, discarding, until the client
+ * closes or LINGER runs out. Destroying the socket at once would make the kernel reset it, and a
+ * client still sending would see the reset instead of the 413.
  */
 export async function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   if (reply.statusCode !== 413) return payload;

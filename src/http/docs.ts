@@ -4,10 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { escapeHtml, type Heading, renderMarkdown } from './markdown';
 
 /**
- * GET /docs/sdk (public, CONTRACT 12): the SDK documentation the portal's /setup links as
- * `sdk_docs_url`, one HTML page made at start from docs/sdk.md and the READMEs of
- * sdk/react-native and sdk/vectors, with `{base_url}` replaced by PUBLIC_BASE_URL so its
- * examples run as pasted. GET /docs/sdk.md answers the same text as Markdown.
+ * GET /docs/sdk (public, CONTRACT 12, the portal's `sdk_docs_url`): docs/sdk.md and the READMEs
+ * of sdk/react-native and sdk/vectors as one HTML page, with `{base_url}` replaced by PUBLIC_BASE_URL
+ * so examples run as pasted. GET /docs/sdk.md answers the Markdown.
  */
 const SOURCES = [
   { id: 'guide', file: '../../docs/sdk.md' },

@@ -24,10 +24,9 @@ export function zodDetails(err: ZodError) {
 }
 
 /**
- * What every error is answered with: HttpError its own body; zod failures, and bodies that
- * are not JSON or that Fastify refuses otherwise (its 400s), 422 invalid_request (CONTRACT 4
- * and 8: "invalid bodies"); Fastify's other client errors keep their status; the rest is a
- * logged 500.
+ * What every error is answered with: HttpError its own body; zod failures and bodies Fastify
+ * refuses 422 invalid_request (CONTRACT 4 and 8); Fastify's other client errors keep their status;
+ * the rest is a logged 500.
  */
 function errorAnswer(err: FastifyError | Error, req: FastifyRequest): HttpError {
   if (err instanceof HttpError) return err;

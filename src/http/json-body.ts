@@ -3,11 +3,9 @@ import { invalidBody } from './errors';
 import { isStorableValue } from './storable-text';
 
 /**
- * The app's JSON body parser (application/json, and text/plain on the public attribution
- * routes). An empty body is no body: clients that always send the JSON content type also send
- * it on body-less POSTs and DELETEs. A body holding the NUL character or a lone UTF-16 surrogate
- * is refused whole with 422 (CONTRACT 10): the stores cannot hold them, and one such value in a
- * batched statement would fail the other requests sharing that statement.
+ * The app's JSON body parser (and text/plain on the public attribution routes); an empty body is
+ * no body. NUL or a lone surrogate refuses the body whole with 422 (CONTRACT 10): the stores cannot
+ * hold them, and one in a batched statement would fail the requests sharing it.
  */
 export function jsonBodyParser(app: FastifyInstance) {
   const parseJson = app.getDefaultJsonParser('error', 'error');

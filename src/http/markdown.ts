@@ -1,8 +1,7 @@
 /**
- * A small Markdown-to-HTML renderer for the service's own documentation pages: ATX headings,
- * paragraphs, bullet and numbered lists (nested by indentation), fenced code blocks, block quotes,
- * pipe tables, inline code, links and bold. Every piece of text is HTML-escaped and only http(s),
- * mailto, relative and #fragment links are kept, so a README can never inject markup or script.
+ * A small Markdown-to-HTML renderer for the service's own documentation pages (headings, lists,
+ * code, quotes, tables, links, bold). All text is escaped and only http(s), mailto, relative and
+ * #fragment links are kept, so a README can never inject markup or script.
  */
 
 export type Heading = { level: number; id: string; text: string };

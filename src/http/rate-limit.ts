@@ -17,11 +17,9 @@ const COUNT_WAIT_MS = 1000;
 type Pending = { n: number; waiters: ((total: number | null) => void)[] };
 
 /**
- * Fixed one-minute windows counted in Redis, so every process shares one count per key
- * (CONTRACT 10). Counts are group-committed: the requests that arrive while a count is on its
- * way to Redis go together in the next pipeline (one INCRBY per key), and each learns its own
- * place in the window. `consume` answers null when the limit is off (0) or Redis is away or
- * slow: limits are then not applied, and no request waits for them.
+ * Fixed one-minute windows counted in Redis, shared by every process (CONTRACT 10), with counts
+ * group-committed into one pipeline. `consume` answers null when the limit is off or Redis is away
+ * or slow: limits then do not apply, and no request waits for them.
  */
 export class RateLimiter {
   private pending = new Map<string, Pending>();

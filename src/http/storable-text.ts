@@ -2,9 +2,8 @@ import type { FastifyRequest } from 'fastify';
 import { HttpError } from './errors';
 
 /**
- * Text the stores cannot hold (CONTRACT 10): Postgres refuses NUL in text and a lone UTF-16
- * surrogate in jsonb, and node-pg would silently turn one into U+FFFD elsewhere. One check
- * serves bodies (./json-body.ts), query strings and path ids (refuseUnstorableText), cursors
+ * Text the stores cannot hold (CONTRACT 10): NUL (Postgres text) and a lone UTF-16 surrogate
+ * (jsonb; node-pg would turn it into U+FFFD). One check for bodies, query strings, path ids, cursors
  * and the ledger's drafts.
  */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -14,10 +14,9 @@ const listQuery = z.object({
 });
 
 /**
- * GET /attribution-connections: every brand's billing connections with their health
- * (status, last_event_at, last_error), filterable by brand, provider and status, paged.
- * DELETE /attribution-connections/:id removes one. Brands create connections in their
- * portal; there is deliberately no internal endpoint that creates one (SPEC 4.5).
+ * GET /attribution-connections lists every brand's billing connections with their health,
+ * filtered and paged; DELETE removes one. Brands create connections in their portal: no internal
+ * endpoint creates one (SPEC 4.5).
  */
 export function attributionConnectionRoutes({ db, secretKey, publicBaseUrl }: Pick<InternalDeps, 'db' | 'secretKey' | 'publicBaseUrl'>) {
   const connections = new Connections(db, secretKey, publicBaseUrl);

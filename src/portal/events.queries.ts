@@ -7,10 +7,9 @@ import type { Db } from '../db/database';
 import type { DateRange } from './range';
 
 /**
- * The brand's ledger feed, newest first, from ClickHouse (`ledger`, sorted by brand,
- * occurred_at and id, so a page is a short read of one key range). The cursor is the
- * (occurred_at, id) of the last row answered: unique, so pages never skip or repeat a row.
- * Links and creators are named from Postgres, for this page's ids only.
+ * The brand's ledger feed, newest first, from ClickHouse (a short read of one key range). The
+ * cursor is the unique (occurred_at, id) of the last row answered, so pages never skip or repeat;
+ * links and creators are named from Postgres, for this page's ids only.
  */
 
 /**

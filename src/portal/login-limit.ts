@@ -5,10 +5,9 @@ import { HttpError } from '../http/errors';
 import { sha256 } from '../secrets';
 
 /**
- * Failed logins allowed per window: per account (email) from one client IP, and per client IP
- * across accounts. Keying the account's lock on the IP too (CONTRACT 10) keeps a stranger's
- * guesses from locking the owner out. Both key on `req.ip`: behind a reverse proxy, Fastify's
- * `trustProxy` must name the proxy or every client shares the proxy's address (and one limit).
+ * Failed logins allowed per window: per account from one client IP, so a stranger's guesses never
+ * lock the owner out (CONTRACT 10), and per IP across accounts. Behind a reverse proxy, TRUST_PROXY
+ * must name it, or every client shares the proxy's address and one limit.
  */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
 
@@ -28,10 +27,9 @@ export type LoginLimits = {
 };
 
 /**
- * Login rate limiting with @fastify/rate-limit on Redis. A login takes its attempt before
- * the password is checked, so concurrent guesses cannot slip past the limit, and a
- * successful login gives it back. Keys live under `keyPrefix` (from QUEUE_PREFIX) and hold a
- * hash of the email, not the email.
+ * Login rate limiting with @fastify/rate-limit on Redis, under `keyPrefix`, keyed by a hash of
+ * the email. A login takes its attempt before the password is checked (concurrent guesses cannot
+ * slip past) and a successful one gives it back.
  */
 export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix: string): Promise<LoginLimits> {
   const redisKey = (key: string) => `${keyPrefix}${key}`;

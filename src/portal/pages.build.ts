@@ -5,10 +5,9 @@ import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /**
- * Builds the portal's web pages (src/portal/web) with esbuild into dist/portal/<hash>/ (git-
- * ignored): index.html and content-hashed app-*.js and app-*.css. The hash covers the sources,
- * this file and the esbuild and uPlot versions, so a changed source builds anew at the next
- * start and an unchanged one is read as built. `npm ci` builds once (the `prepare` script).
+ * Builds the portal's pages (src/portal/web) with esbuild into dist/portal/<hash>/, the hash
+ * covering the sources, this file and the esbuild and uPlot versions: a changed source builds anew
+ * at the next start. `npm ci` builds once (the `prepare` script).
  */
 const WEB = fileURLToPath(new URL('./web/', import.meta.url));
 const DIST = fileURLToPath(new URL('../../dist/portal/', import.meta.url));

@@ -4,10 +4,9 @@ import { addDays, type Period, rangeFields, resolveRange, todayUtc } from '../ht
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /**
- * The portal's reads over time (CONTRACT 8) take the Data API's `period`, `start_date` and
- * `end_date` with its rules (src/http/query.ts, CONTRACT 5), with two portal choices:
- * `30d` by default, and `all` starting on the day of the brand's first click, install or
- * ledger row (sandbox rows too, so that the sandbox feed's `all` holds them all).
+ * The portal's reads over time take the Data API's period and dates (src/http/query.ts), with two
+ * portal choices (CONTRACT 8): `30d` by default, and `all` from the brand's first click, install or
+ * ledger row (sandbox rows too, so the sandbox feed's `all` holds them).
  */
 
 /** An inclusive range of UTC calendar days, YYYY-MM-DD. */

@@ -1,10 +1,9 @@
 import { isbot } from 'isbot';
 
 /**
- * Whether a visit is a crawler's, a link-preview fetcher's or a browser's prefetch rather
- * than a person's. The user-agent list is the `isbot` package's (kept current through npm);
- * a visit without a user agent counts as a person's. `Sec-Purpose`/`Purpose: prefetch`
- * (and `prefetch;prerender`) mark a page a browser fetched before anyone chose it.
+ * Whether a visit is a crawler's, a link preview's or a browser prefetch (`Sec-Purpose`/`Purpose:
+ * prefetch`) rather than a person's, by the `isbot` package's list (kept current through npm). No
+ * user agent counts as a person's.
  */
 export function isBotVisit(userAgent: string | null | undefined, purpose?: string | null): boolean {
   if (purpose && /\bprefetch\b/i.test(purpose)) return true;

@@ -96,10 +96,9 @@ export async function registerDomain({ db, publicBaseUrl, linkChanges }: Omit<Do
 }
 
 /**
- * Re-runs verification: refreshes the DNS instructions (PUBLIC_BASE_URL may have
- * changed) and looks each record up. All found: verified. One absent or different:
- * pending. Look-ups that failed (no network, timeout) prove nothing either way, so
- * the previous status stays; a new domain therefore stays pending.
+ * Re-runs verification with fresh DNS instructions (PUBLIC_BASE_URL may have changed): all records
+ * found, verified; one absent or different, pending. Failed look-ups prove nothing, so the status
+ * stays (a new domain stays pending).
  */
 export async function checkDomain({ db, publicBaseUrl, dnsServers, log }: Omit<DomainDeps, 'linkChanges'>, domain: DomainRow) {
   const dns = dnsInstructions(domain.hostname, domain.verification_token, publicBaseUrl);

@@ -3,11 +3,9 @@ import { domainToASCII } from 'node:url';
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /**
- * A vanity domain as stored and matched: lower case, ASCII (an internationalised
- * name becomes its xn-- form), without a trailing dot and without a leading `www.`,
- * because the click endpoint receives hosts without `www.` (SPEC 4.2).
- * Answers null when the input is not a fully qualified host name (a URL, an IP
- * address, a single label, a bad label).
+ * A vanity domain as stored and matched: lower-case ASCII (xn-- form), no trailing dot, no leading
+ * `www.` (the click endpoint receives hosts without it, SPEC 4.2). Null when the input is not a
+ * fully qualified host name (a URL, an IP address, a single label).
  */
 export function normalizeHostname(input: string): string | null {
   const trimmed = input.trim().toLowerCase();

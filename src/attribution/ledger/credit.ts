@@ -5,10 +5,9 @@ import { type CreditedLink, LinkDirectory } from '../links/resolve';
 import type { ResolutionMethod } from './types';
 
 /**
- * Who an install or a ledger row is credited to, and how sure we are (SPEC 3.1).
- * A click token read on the landing page is deterministic (1); the clipboard can hold
- * an older token (0.95, still payout-grade); a typed code 0.9; an IP match 0.6,
- * report-only: it is shown in reports, payouts take 0.9 and above.
+ * Who an install or a ledger row is credited to, and how sure (SPEC 3.1): a click token 1, the
+ * clipboard 0.95 (it can hold an older token), a typed code 0.9, an IP match 0.6, report-only
+ * (payouts take 0.9 and above).
  */
 export type Credit = {
   method: ResolutionMethod;

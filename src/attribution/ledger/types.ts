@@ -74,10 +74,9 @@ export type ResolutionMethod = 'click' | 'code' | 'clipboard' | 'ip' | 'unattrib
 export type RecordOutcome = { id: string; duplicate: boolean };
 
 /**
- * Records one ledger event for a brand: decides `duplicate` synchronously on
- * (brand, event_type, transaction_id), resolves attribution (click token, purchase
- * inheritance from an install, creator code, refund copy), keeps the row in Postgres
- * until ClickHouse has it, and queues the ClickHouse fact. Implemented in ./record.ts.
+ * Records one ledger event: decides `duplicate` at once on (brand, event_type, transaction_id),
+ * attributes it, keeps the row in Postgres until ClickHouse has it and queues the fact
+ * (./record.ts).
  */
 export type RecordLedgerEvent = (brandId: string, draft: LedgerDraft) => Promise<RecordOutcome>;
 

@@ -8,10 +8,9 @@ const STALE_MS = 5_000;
 const MAX_REMEMBERED_HOSTS = 10_000;
 
 /**
- * Which `Host` headers name an attribution domain (CONTRACT 9). Every request asks, so the
- * answer comes from memory: all registered hostnames, read once per generation of the
- * `link_changes` feed (domains changed anywhere), and every STALE_MS while the feed is down.
- * When Postgres cannot be read, the last list serves; with none, no host is a link host.
+ * Which `Host` headers name an attribution domain (CONTRACT 9), answered from memory: the hostnames
+ * read once per `link_changes` generation, and every STALE_MS while the feed is down. When Postgres
+ * cannot be read the last list serves; with none, no host is a link host.
  */
 export class AttributionHosts {
   private hosts: Set<string> | undefined;

@@ -3,10 +3,9 @@ import type { DevicePlatform } from '../links/visitor';
 import type { ClickAnswer } from '../clicks/record';
 
 /**
- * The HTML the link host answers: the smart install page of an app link and the short
- * pages for links that are not active, wrong methods and outages. Server-rendered, no
- * framework and no request to another origin but the brand logo's; the one script and the
- * one style sheet run under a per-response CSP nonce.
+ * The HTML the link host answers (the smart install page, and pages for inactive links, wrong
+ * methods and outages): server-rendered, no request to another origin but the brand logo's, its one
+ * script and style sheet under a per-response CSP nonce.
  */
 
 export type Page = { html: string; csp: string };

@@ -21,10 +21,9 @@ const MAX_PATH = 2048;
 const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you followed does not lead anywhere right now. Check it with whoever shared it.');
 
 /**
- * The link host (CONTRACT 9): a request whose Host is an attribution domain is a visit to a
- * creator link, whatever its path; every other host goes on to the service's routes. A GET
- * is recorded as a click through the same ClickRecorder as POST /clicks, then answered with
- * a redirect (web links) or the smart install page (app links). Never JSON on these hosts.
+ * The link host (CONTRACT 9): a request whose Host is an attribution domain is a visit, whatever
+ * its path, recorded through the same ClickRecorder as POST /clicks and answered with a redirect or
+ * the smart install page, never JSON; other hosts go on to the API.
  */
 export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
   const unqueued = new RepeatedLog(deps.log, 'warn', 'could not queue link-host clicks; visitors are served without a click token');

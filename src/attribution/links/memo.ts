@@ -1,8 +1,7 @@
 /**
- * A bounded, expiring in-process memo for look-ups whose answers change rarely or never
- * (a pixel key's brand, a link's brand and creator). Only found values are kept, so a
- * record created a moment ago is never hidden by an earlier miss. When full, the oldest
- * entry goes (Map keeps insertion order).
+ * A bounded, expiring in-process memo for look-ups that rarely change (a pixel key's brand, a
+ * link's brand). Only found values are kept, so a record created a moment ago is never hidden by an
+ * earlier miss; when full, the oldest entry goes.
  */
 export class Memo<V> {
   private readonly entries = new Map<string, { value: V; expiresAt: number }>();

@@ -4,10 +4,9 @@ import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../ledger/types';
 
 /**
- * Reading public attribution bodies. Refusals answer `{"error":"<code>"}` (SPEC 7):
- * a body that is not a JSON object is `invalid_request`; a field of the wrong type or
- * form is `invalid_<field>` (e.g. `invalid_platform`, `invalid_event_type`), unless the
- * route names its own code for that field (`install_id_required`).
+ * Reading public attribution bodies; refusals answer `{"error":"<code>"}` (SPEC 7): not a JSON
+ * object is `invalid_request`, a field of the wrong type or form `invalid_<field>` unless the route
+ * names its own code (`install_id_required`).
  */
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;

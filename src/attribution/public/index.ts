@@ -9,10 +9,9 @@ import { eventRoutes } from './events.routes';
 import { installRoutes } from './installs.routes';
 
 /**
- * /api/public/attribution: clicks (redirect app), installs and events (web pixel and
- * SDKs). No credentials beyond the public pixel key, so any origin may call them:
- * answers carry `Access-Control-Allow-Origin: *`, and JSON sent as text/plain (the
- * form `navigator.sendBeacon` uses to avoid a preflight) is read as JSON.
+ * /api/public/attribution: clicks, installs and events, with no credential beyond the public pixel
+ * key, so any origin may call them (`Access-Control-Allow-Origin: *`); JSON sent as text/plain
+ * (`navigator.sendBeacon`'s form, no preflight) is read as JSON.
  */
 export async function publicAttributionRoutes(app: FastifyInstance, deps: PublicDeps) {
   app.setErrorHandler(attributionErrorHandler);

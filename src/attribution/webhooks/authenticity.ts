@@ -12,11 +12,9 @@ export function header(headers: IncomingHttpHeaders, name: string): string | und
 }
 
 /**
- * Static Authorization header values (RevenueCat, Adapty): the provider sends the value the
- * brand typed in its dashboard. With no value stored the unguessable URL token alone
- * authenticates (SPEC 5's baseline); otherwise the header must equal one of them, compared
- * in constant time. `acceptBearer` also accepts `Bearer <value>`. Answers, for each stored
- * value in order, whether the header matched it.
+ * Static Authorization values (RevenueCat, Adapty): with none stored the URL token alone
+ * authenticates (SPEC 5); otherwise the header (or `Bearer <value>` with `acceptBearer`) must equal
+ * one, in constant time. Answers, per stored value, whether it matched.
  */
 export function requireAuthorization(
   headers: IncomingHttpHeaders,

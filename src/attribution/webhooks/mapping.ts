@@ -6,10 +6,9 @@ import { unparseable } from './connector';
 /** Helpers shared by the connectors' mappings (PROVIDERS.md section 0). */
 
 /**
- * `<store>:<store id>`: the prefix names the store that moved the money, so one App Store
- * purchase reported by `apple` and `revenuecat` has one key, and numeric ID spaces of
- * different stores stay apart. Longer than 128 characters (never seen in practice), the
- * id is replaced by its SHA-256 so the key stays deterministic.
+ * `<store>:<store id>`: one App Store purchase reported by `apple` and `revenuecat` has one key, and
+ * stores' id spaces stay apart. An id over 128 characters is replaced by its SHA-256, so the key
+ * stays deterministic.
  */
 export function transactionKey(store: string, ...id: string[]): string {
   const key = [store, ...id].join(':');
@@ -148,10 +147,9 @@ export type SubscriptionCharge = {
 };
 
 /**
- * The ledger draft of a RevenueCat or Adapty charge: the key is `<store>:<transaction id>`,
- * the user the install ID attribute (else the app's own ids), the click token and code the
- * `svc_cid` and `svc_code` attributes; a refund copies the attribution of the refunded
- * transaction, then of the subscription's original purchase.
+ * The ledger draft of a RevenueCat or Adapty charge: key `<store>:<transaction id>`, the install ID
+ * attribute as user, `svc_cid` and `svc_code` as click token and code; a refund copies the refunded
+ * transaction's attribution, else the original purchase's.
  */
 export function subscriptionDraft(c: SubscriptionCharge): LedgerDraft {
   const store = storePrefix(c.store);

@@ -138,10 +138,9 @@ const handlers: Handlers<StripeEvent, Settings> = {
 };
 
 /**
- * `Stripe-Signature` read once, here: its one `t` and a header rebuilt from it for the library
- * to verify, so the timestamp held to the window is the one whose signature verified (the
- * library keeps the last `t=` and skips spaced keys; a replay once paired it with another `t`).
- * More than one `t=` is refused, spaced or not.
+ * `Stripe-Signature` read once, here: its one `t` (several are refused) and a header rebuilt from
+ * it for the library, so the timestamp held to the window is the one that verified
+ * (docs/hardening.md).
  */
 function signatureHeader(sent: string): { signedAt: number; canonical: string } {
   const pairs = sent.split(',').map((item) => {
