@@ -15,7 +15,7 @@ const portalConnection = z.object({
   provider: z.enum(PROVIDERS),
   status: connectionStatus,
   last_error: z.string().nullable().describe('Why the last delivery was refused, e.g. signature_mismatch'),
-  settings: z.record(z.string(), z.unknown()).describe("The provider's settings (README, Connections)"),
+  settings: z.record(z.string(), z.unknown()).describe("The provider's settings (docs/webhooks.md, Connections)"),
   webhook_url: z.string().describe('Paste into the provider dashboard; ends in the svw_ token'),
   last_event_at: z.iso.datetime().nullable(),
   signing_secret_set: z.boolean(),
