@@ -15,9 +15,11 @@ let t: TestService;
 let acme: AttributionBrand;
 
 beforeAll(async () => {
-  // No consumers at first, and thresholds of a second or two, so a test can make the queues stall.
-  t = await startTestService({ workers: false, env: { QUEUE_STALLED_SECONDS: '1', INGESTION_LAG_DEGRADED_SECONDS: '2' } });
+  // Thresholds of a second or two, and no consumers once the set-up is written, so a test can make the queues stall.
+  t = await startTestService({ env: { QUEUE_STALLED_SECONDS: '1', INGESTION_LAG_DEGRADED_SECONDS: '2' } });
   acme = await attributionBrand(t);
+  await t.settle();
+  await t.stopWorkers();
 });
 afterAll(async () => destroyTestService(t));
 
