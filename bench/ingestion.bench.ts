@@ -12,14 +12,9 @@ import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
- * Ingestion under load, side by side in one run: for each of POST clicks, installs and
- * events, the machine's ceiling (a bare Fastify route that parses the same request JSON
- * and answers the same JSON), then the load against the whole service in this process as
- * `npm start` runs it (API, BullMQ workers in their thread, Redis, Postgres, embedded
- * ClickHouse). autocannon runs in a worker thread; everything listens on 127.0.0.1 and uses
- * its own Postgres database, Redis key prefix and data directory, removed afterwards.
- * Then: acceptance-to-queryable lag, and every answered request counted in ClickHouse
- * (none lost, none doubled).
+ * Ingestion under load: POST clicks, installs and events against the whole service as `npm start`
+ * runs it, alternating with a bare route's ceiling; then the lag, and every answered request counted
+ * in ClickHouse. Method and results: docs/benchmarks.md.
  */
 export const names = ['ingestion-ceiling', 'ingestion-clicks', 'ingestion-installs', 'ingestion-events', 'ingestion-lag', 'ingestion-exactly-once'];
 

@@ -8,14 +8,9 @@ import { percentile, round, seedWebLink } from './helpers';
 import type { Bench } from './run';
 
 /**
- * The link host's cost per visit against POST /clicks, in one run (issue 18: a GET on the
- * link host may cost at most 1.2 times a POST /clicks). The service runs as `npm start` runs
- * it, in a child process at the default log level (its log lines go to /dev/null); the load
- * comes from autocannon in this process. CPU per answered request is measured two ways:
- * - machine: the whole machine's busy time (/proc/stat) less this process's own CPU (the load
- *   generator), over the slice plus a 1.5 s tail in which the workers write what it accepted;
- * - service: the service process's own CPU time (/proc/PID/stat: API, workers thread, chDB).
- * The two loads alternate in rounds, since this machine's speed drifts within seconds.
+ * The link host's CPU per visit against POST /clicks (at most 1.2 times, issue 18), the machine's
+ * and the service process's, on the service as `npm start` runs it, the two loads alternating in
+ * rounds. Method and results: docs/link-host.md ("Cost").
  */
 export const names = ['link-host'];
 

@@ -13,12 +13,9 @@ import { benchEnvironment } from './environment';
 import type { Bench } from './run';
 
 /**
- * Portal /overview and /links for a brand with 1,000 links and 10 million clicks over the
- * last year (plus another brand's million clicks, a few thousand installs and ledger rows),
- * through the HTTP app with a logged-in session (`p50_ms`, `p95_ms`: the whole request).
- * Baseline in the same run: the same aggregates asked of Postgres over the same rows in plain
- * indexed tables; `ratio` compares them with the ClickHouse aggregates alone
- * (`clickhouse_p50_ms`), `endpoint_ratio` with the whole request.
+ * Portal /overview and /links for a brand with 1,000 links and 10 million clicks, against Postgres
+ * over the same rows: `ratio` to the ClickHouse aggregates alone, `endpoint_ratio` to the whole
+ * request. Results: docs/benchmarks.md.
  */
 export const names = ['portal /overview', 'portal /links'];
 

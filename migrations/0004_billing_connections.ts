@@ -1,15 +1,9 @@
 import { type Kysely, sql } from 'kysely';
 
 /**
- * Billing connections: one per (brand, provider), reached by providers at
- * /api/webhooks/attribution/<provider>/<svw_ token>. The token is looked up by its
- * SHA-256 and kept encrypted so the portal can show the webhook URL again; signing
- * secrets are kept encrypted (AES-256-GCM, key derived from SECRET_KEY) and never answered.
- *
- * billing_references remembers which ledger transaction a provider's other identifiers
- * belong to (a Stripe payment intent → the Checkout session recorded as the purchase;
- * an Apple subscription → its first paid charge), so a later refund or renewal that
- * names only those identifiers finds the row it belongs to.
+ * Billing connections, one per (brand, provider): the webhook token looked up by its SHA-256 and
+ * sealed, signing secrets sealed. billing_references maps a provider's other ids (a payment intent,
+ * a subscription) to their ledger row, for refunds and renewals that name only those.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
