@@ -20,7 +20,7 @@ const url = '/api/internal/attribution-domains';
 describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
   it('needs the admin JWT', async () => {
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(401);
-    const brandToken = createSigner({ key: t.config.adminJwtSecret, algorithm: 'HS256' })({ user_typ: 'brand' });
+    const brandToken = createSigner({ key: t.config.adminJwtSecret, algorithm: 'HS256', expiresIn: 3600_000 })({ user_typ: 'brand' });
     const res = await t.request({ method: 'POST', url, headers: { authorization: `Bearer ${brandToken}` }, payload: { hostname: 'x.test' } });
     expect(res.statusCode).toBe(403);
     expect(res.json()).toEqual({ error: 'forbidden' });
