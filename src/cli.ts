@@ -5,6 +5,7 @@ import { seedDemoCommand } from './demo/cli';
 import { signAdminToken } from './http/admin-auth';
 import { importFile } from './internal/import';
 import { createLogger } from './logger';
+import type { Queues } from './facts';
 import { FactQueues } from './queues/queues';
 import { createRedis } from './queues/redis';
 import { closeServices, createServices, migrate } from './services';
@@ -43,7 +44,7 @@ const commands: Record<string, Command> = {
       const config = loadConfig();
       const db = createDb(config.databaseUrl, 2);
       const redis = createRedis(config.redisUrl);
-      const queues = new FactQueues(redis, config.queuePrefix);
+      const queues: Queues = new FactQueues(redis, config.queuePrefix);
       try {
         const report = await importFile({ db, queues }, kind, file, { dryRun: values['dry-run'] });
         console.log(JSON.stringify(report, null, 2));

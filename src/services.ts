@@ -5,6 +5,7 @@ import { createDb, type Db, ensureDatabase } from './db/database';
 import { migratePostgres } from './db/migrate';
 import { RateLimiter } from './http/rate-limit';
 import type { Logger } from './logger';
+import type { Queues } from './facts';
 import { FactQueues } from './queues/queues';
 import { createRedis, readyWithin } from './queues/redis';
 import { RepeatedLog } from './repeated-log';
@@ -19,17 +20,20 @@ export type Services = {
   db: Db;
   redis: Redis;
   warehouse: Warehouse;
-  queues: FactQueues;
+  queues: Queues;
   /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
   linkChanges: ChangeFeed;
   /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
   rateLimiter: RateLimiter;
 };
 
-export async function createServices(config: Config, log: Logger): Promise<Services> {
-  await ensureDatabase(config.databaseUrl);
-  const { pgStatementMs, pgConnectMs, redisCommandMs } = config.timeouts;
-  const db = createDb(config.databaseUrl, 10, { statementMs: pgStatementMs, connectMs: pgConnectMs });
+/**
+ * Postgres and ClickHouse as the API (`requests`: CONTRACT 10's statement and connect
+ * timeouts) or the workers' thread (no timeouts: its statements are not the request path) open them.
+ */
+export async function openStores(config: Config, log: Logger, use: 'requests' | 'workers'): Promise<{ db: Db; warehouse: Warehouse }> {
+  const { pgStatementMs, pgConnectMs } = config.timeouts;
+  const db = createDb(config.databaseUrl, 10, use === 'requests' ? { statementMs: pgStatementMs, connectMs: pgConnectMs } : undefined);
   const warehouse = await createWarehouse({
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
@@ -40,12 +44,18 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         `embedded ClickHouse is held by another process (a previous instance still stopping?); waiting up to ${RELEASE_WAIT_MS / 1000} s`,
       ),
   });
-  const redis = createRedis(config.redisUrl, 'request', redisCommandMs);
+  return { db, warehouse };
+}
+
+export async function createServices(config: Config, log: Logger): Promise<Services> {
+  await ensureDatabase(config.databaseUrl);
+  const { db, warehouse } = await openStores(config, log, 'requests');
+  const redis = createRedis(config.redisUrl, 'request', config.timeouts.redisCommandMs);
   // ioredis reports every failed reconnect: one line a second while Redis is away.
   const redisErrors = new RepeatedLog(log, 'warn', 'Redis unreachable', { countField: 'errors' });
   redis.on('error', (err) => redisErrors.report({ err: err.message }));
   await readyWithin(redis, 5000);
-  const queues = new FactQueues(redis, config.queuePrefix);
+  const queues: Queues = new FactQueues(redis, config.queuePrefix);
   const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
   await linkChanges.start();
   const rateLimiter = new RateLimiter(redis, config.queuePrefix, config.rateLimits);

@@ -3,47 +3,49 @@ import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { batchFailures, factsWritten, ingestionLag } from '../src/metrics';
-import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
-import { backoffDelay } from '../src/queues/queues';
 import type { Db } from '../src/db/database';
+import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
+import { OUTBOX_KINDS } from '../src/queues/outbox/accept';
+import { confirmWarehoused, type Outbox } from '../src/queues/outbox/sweeper';
+import { backoffDelay } from '../src/queues/queues';
 import type { Warehouse } from '../src/warehouse/clickhouse';
 import { RepeatedLog } from '../src/repeated-log';
 
 /** What a writer's hooks may use. */
 export type WriterContext = { warehouse: Warehouse; db: Db };
 
-/** What a queue consumer needs to know about its fact kind. */
-export type FactWriter = {
+/** What a queue consumer needs to know about its fact kind, whose rows are `Row`. */
+export type FactWriter<Row extends FactRow = FactRow> = {
   kind: FactKind;
   /** ClickHouse table the rows go to, one INSERT per batch. */
   table: string;
   /**
-   * The row's unique id column, for tables where a row must never be counted twice
-   * (clicks, installs, ledger). Rows of a job that may have run before are checked
-   * against the table and only the missing ones inserted. Tables whose key replaces
-   * (placements, snapshots) leave it out: a replay there is harmless by construction.
+   * The unique id column of a table whose rows must never count twice: a possible replay inserts
+   * only missing ids. Tables whose key replaces (placements, snapshots) leave it out.
    */
-  idColumn?: string;
-  /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables, outbox marks). Must be idempotent. */
-  afterInsert?: (rows: FactRow[], ctx: WriterContext) => Promise<void>;
+  idColumn?: keyof Row & string;
+  /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables). Must be idempotent. */
+  afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
+  /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
+  outbox?: Pick<Outbox, 'source' | 'fact'>;
   maxRows?: number;
   maxWaitMs?: number;
 };
 
+/** The outbox a writer confirms, with the id column it is checked by; a writer with an outbox needs an outbox kind and an id column. */
+export function outboxOf(writer: FactWriter): Outbox | undefined {
+  if (!writer.outbox) return undefined;
+  const kind = OUTBOX_KINDS.find((k) => k === writer.kind);
+  if (!kind || !writer.idColumn) throw new Error(`writer ${writer.kind}: an outbox needs an outbox kind and an idColumn`);
+  return { ...writer.outbox, kind, table: writer.table, idColumn: writer.idColumn };
+}
+
 type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): void };
 
 /**
- * Consumes one fact queue in batches: jobs taken concurrently wait in `batch` until
- * enough rows or time has gathered, then all of them are written with one INSERT.
- * A job completes only after ClickHouse acknowledged that insert; if it fails, every
- * job of the batch fails and BullMQ retries it with backoff.
- *
- * Nothing is counted twice: the insert's deduplication token is derived from the
- * batch's job ids, so retrying the same batch is dropped by ClickHouse; a job that
- * may already have been written (a retry, a job taken back from a dead worker, or a
- * re-enqueue marked `replay`) has its rows checked by id and only the missing ones
- * are inserted; duplicates inside a batch are dropped; and batches of one writer are
- * written one after another, so a check never races an insert of the same process.
+ * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
+ * its rows. Nothing counts twice: a dedup token from the job ids, rows of a possible replay checked
+ * by id, one batch of a writer at a time (docs/ingestion.md).
  */
 export class BatchWorker {
   private readonly worker: Worker<FactJobData>;
@@ -55,6 +57,7 @@ export class BatchWorker {
   private chain: Promise<void> = Promise.resolve();
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
+  private readonly outbox: Outbox | undefined;
   /**
    * When Redis loses its data (emptied, restarted without its append-only file, failed over),
    * every job in hand fails to complete with "Missing key". That is expected after such a
@@ -75,6 +78,7 @@ export class BatchWorker {
   ) {
     this.maxRows = writer.maxRows ?? 20_000;
     this.maxWaitMs = writer.maxWaitMs ?? 500;
+    this.outbox = outboxOf(writer);
     this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
@@ -142,8 +146,12 @@ export class BatchWorker {
       rows = missing;
       await this.ctx.warehouse.insert(table, rows, `${kind}:${token}`);
       // Every row of the batch, also those an earlier attempt wrote: that attempt may have
-      // failed after its insert, before its own afterInsert (e.g. marking the outbox).
+      // failed after its insert, before its own afterInsert or outbox confirmation.
       await this.writer.afterInsert?.(all, this.ctx);
+      if (this.outbox) {
+        const { kind, idColumn } = this.outbox;
+        await confirmWarehoused(this.ctx.db, kind, all.map((r) => String(r[idColumn])));
+      }
     } catch (err) {
       batchFailures.inc({ kind });
       this.insertFailures.report({ err, kind, jobs: batch.length, rows: rows.length });

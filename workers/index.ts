@@ -6,9 +6,9 @@ import { setWorkerThreadMetrics } from '../src/metrics';
 import { createRedis } from '../src/queues/redis';
 import type { Warehouse } from '../src/warehouse/clickhouse';
 import { BatchWorker } from './batch-worker';
-import { type SweeperOptions, startOutboxSweeper } from './outbox-sweeper';
+import { type SweeperOptions, startOutboxSweeper } from '../src/queues/outbox/sweeper';
 import type { ThreadMessage } from './thread-protocol';
-import { FACT_WRITERS } from './writers';
+import { FACT_WRITERS, OUTBOXES } from './writers';
 
 export type Workers = { drain(): Promise<void>; close(): Promise<void> };
 
@@ -24,7 +24,7 @@ export type WorkerOptions = {
 
 /**
  * Starts one batch worker per fact kind on a dedicated Redis connection, and the outbox
- * sweeper, which queues again installs and ledger rows that ClickHouse has not confirmed.
+ * sweeper, which queues again the facts accepted in Postgres that ClickHouse has not confirmed.
  */
 export function startWorkers(opts: WorkerOptions): Workers {
   const connection = createRedis(opts.redisUrl, 'worker');
@@ -33,7 +33,7 @@ export function startWorkers(opts: WorkerOptions): Workers {
   const sweeper =
     opts.sweeper === false
       ? undefined
-      : startOutboxSweeper({ ...ctx, log: opts.log, redisUrl: opts.redisUrl, prefix: opts.prefix }, opts.sweeper);
+      : startOutboxSweeper({ ...ctx, log: opts.log, outboxes: OUTBOXES, redisUrl: opts.redisUrl, prefix: opts.prefix }, opts.sweeper);
   return {
     async drain() {
       await Promise.all(workers.map((w) => w.drain()));
@@ -58,18 +58,9 @@ export type WorkerThreadOptions = {
 };
 
 /**
- * Starts the workers in a thread of this process (workers/thread.ts), as `npm start` and
- * `npm run workers` do: the HTTP thread keeps its event loop to requests and queue adds
- * while the consumers and their ClickHouse inserts run on the other core. Resolves once
- * the thread consumes.
- *
- * A thread that dies is not started again in this process: with embedded ClickHouse, the
- * exit of any thread that held a chDB connection leaves every other connection of the
- * process hanging (measured with chdb 3.4: the API thread's next query never returns, and a
- * thread killed mid-query aborts the process). So `onExit` is told, and the process is ended
- * and started again by its supervisor. Nothing is lost: answered clicks wait in Redis,
- * installs and ledger rows in the outbox, and the jobs the thread held come back to the next
- * consumer once their locks expire (docs/ingestion.md).
+ * Starts the workers in a thread of this process (workers/thread.ts), so the HTTP thread serves
+ * only requests; resolves once the thread consumes. A dead thread is never restarted here (chDB
+ * hangs once such a thread is gone, docs/ingestion.md): `onExit` ends the process instead.
  */
 export function startWorkerThread(config: Config, log: Logger, opts: WorkerThreadOptions): Promise<Workers> {
   const boot = opts.boot ?? new URL('./thread-boot.mjs', import.meta.url);

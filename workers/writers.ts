@@ -1,25 +1,29 @@
-import type { FactWriter } from './batch-worker';
-import { confirmWarehoused } from './outbox-sweeper';
-import { deriveAfterInsert } from './placement-derive';
+import { installFact } from '../src/attribution/installs/fact';
+import { ledgerFact } from '../src/attribution/ledger/fact';
+import { creatorFact } from '../src/data-api/warehouse/facts';
+import { derivePlacements } from '../src/data-api/warehouse/placement-derive';
+import type { FactRows } from '../src/facts';
+import type { FactKind } from '../src/queues/facts';
+import type { Outbox } from '../src/queues/outbox/sweeper';
+import { type FactWriter, outboxOf, type WriterContext } from './batch-worker';
+
+/** A writer of one kind, typed by its rows (src/facts.ts). */
+const writer = <K extends FactKind>(w: FactWriter<FactRows[K]> & { kind: K }): FactWriter => w;
+
+const derive = (rows: { placement_id: string }[], { warehouse }: WriterContext) => derivePlacements(warehouse, rows.map((r) => r.placement_id));
 
 /** One writer per fact kind: which ClickHouse table its queue fills. */
 export const FACT_WRITERS: FactWriter[] = [
   // The Data API's derived tables follow every placement and snapshot batch.
-  { kind: 'placements', table: 'placements', afterInsert: deriveAfterInsert },
-  { kind: 'placement_metrics', table: 'placement_snapshots', afterInsert: deriveAfterInsert },
+  writer({ kind: 'placements', table: 'placements', afterInsert: derive }),
+  writer({ kind: 'placement_metrics', table: 'placement_snapshots', afterInsert: derive }),
   // Attribution facts are never counted twice: replayed rows are checked by id.
-  { kind: 'clicks', table: 'clicks', idColumn: 'click_token' },
-  // Installs and ledger rows wait in the Postgres outbox: once ClickHouse has them, they leave it.
-  {
-    kind: 'installs',
-    table: 'installs',
-    idColumn: 'id',
-    afterInsert: (rows, { db }) => confirmWarehoused(db, 'installs', rows.map((r) => String(r.id))),
-  },
-  {
-    kind: 'ledger',
-    table: 'ledger',
-    idColumn: 'id',
-    afterInsert: (rows, { db }) => confirmWarehoused(db, 'ledger', rows.map((r) => String(r.id))),
-  },
+  writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token' }),
+  // Rows accepted in Postgres wait in the outbox (src/queues/outbox/) until ClickHouse has them.
+  writer({ kind: 'installs', table: 'installs', idColumn: 'id', outbox: { source: 'installs', fact: installFact } }),
+  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', outbox: { source: 'ledger_events', fact: ledgerFact } }),
+  writer({ kind: 'creators', table: 'creators', idColumn: 'creator_id', outbox: { source: 'creators', fact: creatorFact } }),
 ];
+
+/** The outboxes the sweeper repairs: those of the writers above. */
+export const OUTBOXES: Outbox[] = FACT_WRITERS.flatMap((w) => outboxOf(w) ?? []);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { outboxPendingSeconds } from '../../workers/outbox-sweeper';
+import { outboxPendingSeconds } from '../queues/outbox/sweeper';
 import { ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
 import { FACT_KINDS, type FactKind } from '../queues/facts';
 import type { Services } from '../services';

@@ -1,10 +1,13 @@
+import { sql } from 'kysely';
 import { toPage } from '../attribution/reporting/paging';
-import { mirrorCreators } from '../data-api/creator-mirror';
+import { type CreatorRow, creatorFact } from '../data-api/warehouse/facts';
 import type { Db } from '../db/database';
+import type { Queues } from '../facts';
+import type { Logger } from '../logger';
 import type { Platform } from '../platforms';
+import { markPending, queueOutboxFact } from '../queues/outbox/accept';
 import { notFound } from '../refusal';
 import { newId } from '../secrets';
-import type { Warehouse } from '../warehouse/clickhouse';
 import { afterCreatedRow } from './created-order';
 
 const columns = ['id', 'name', 'first_name', 'handles', 'followers', 'created_at'] as const;
@@ -16,21 +19,22 @@ export type NewCreator = {
   followers?: number | null;
 };
 
-export async function createCreator({ db, warehouse }: { db: Db; warehouse: Warehouse }, c: NewCreator) {
-  const id = newId();
-  // The Data API sorts and names creators in ClickHouse: mirror first (see mirrorCreators).
-  await mirrorCreators(warehouse, [{ id, name: c.name, handles: c.handles ?? [], followers: c.followers ?? null }]);
-  return db
-    .insertInto('creators')
-    .values({
-      id,
-      name: c.name,
-      first_name: c.first_name ?? null,
-      handles: JSON.stringify(c.handles ?? []),
-      followers: c.followers ?? null,
-    })
-    .returning(columns)
-    .executeTakeFirstOrThrow();
+/**
+ * Records a creator and makes its ClickHouse fact (the Data API's `creators`, joined for
+ * names) pending in the outbox in one statement, then queues the fact in the background.
+ */
+export async function createCreator({ db, queues, log }: { db: Db; queues: Queues; log: Logger }, c: NewCreator) {
+  const { rows } = await sql<CreatorRow>`
+    WITH recorded AS (
+      INSERT INTO creators (id, name, first_name, handles, followers)
+      VALUES (${newId()}, ${c.name}, ${c.first_name ?? null}, ${JSON.stringify(c.handles ?? [])}::jsonb, ${c.followers ?? null})
+      RETURNING ${sql.join(columns.map((column) => sql.ref(column)))}
+    ),
+    pending AS ${markPending('creators', 'created_at')}
+    SELECT * FROM recorded`.execute(db);
+  const creator = rows[0]!;
+  queueOutboxFact(queues, log, 'creators', creatorFact(creator));
+  return creator;
 }
 
 export async function listCreators(db: Db, page: { limit: number; cursor?: [string] }) {

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import type { Db } from '../db/database';
 import { idParams, route } from '../http/route';
 import { platformSchema } from '../platforms';
-import type { Warehouse } from '../warehouse/clickhouse';
+import type { InternalDeps } from './deps';
 import { createdOrderPage } from './created-order';
 import { createCreator, findCreator, listCreators } from './creators.queries';
 import { answers, errors } from './schemas';
@@ -17,7 +16,7 @@ const createBody = z.object({
 const listQuery = z.object(createdOrderPage);
 
 /** Creators are shared by brands: a creator may post for several of them. */
-export const creatorRoutes = (deps: { db: Db; warehouse: Warehouse }) => [
+export const creatorRoutes = (deps: Pick<InternalDeps, 'db' | 'queues' | 'log'>) => [
   route({
     method: 'POST',
     path: '/creators',

@@ -1,11 +1,11 @@
 import type { DomainDeps } from '../attribution/domains/domains';
-import type { FactQueues } from '../queues/queues';
+import type { Queues } from '../facts';
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /** What the operators' API uses: the stores, the fact queues (placements) and the domain functions' needs. */
 export type InternalDeps = DomainDeps & {
   warehouse: Warehouse;
-  queues: FactQueues;
+  queues: Queues;
   adminJwtSecret: string;
   /** Seals connection secrets. */
   secretKey: string;

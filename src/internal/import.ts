@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import type { z } from 'zod';
 import type { Db } from '../db/database';
-import type { FactQueues } from '../queues/queues';
+import type { Queues } from '../facts';
 import {
   type PlacementInput,
   placementReferenceProblems,
@@ -31,7 +31,7 @@ const NUMERIC = new Set(['views', 'likes', 'comments', 'shares']);
 type Parsed = { line: number; value: unknown };
 
 export async function importFile(
-  deps: { db: Db; queues: FactQueues },
+  deps: { db: Db; queues: Queues },
   kind: ImportKind,
   path: string,
   opts: { dryRun?: boolean } = {},

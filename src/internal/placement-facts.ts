@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../db/database';
 import { platformSchema } from '../platforms';
-import type { FactQueues } from '../queues/queues';
-import { chDateTime, nextVersion } from '../warehouse/values';
+import { placementFact, snapshotFact } from '../data-api/warehouse/facts';
+import type { Queues } from '../facts';
 
 /**
  * Placements and metric snapshots as operators deliver them, through the internal batch
@@ -92,11 +92,9 @@ export class PlacementOwnerConflict extends Error {
 }
 
 /**
- * Claims each placement id for its brand in Postgres, all or nothing. The primary key of
- * placement_owners decides between concurrent batches: a second claim of an id waits for the
- * first transaction and then sees its owner. A ClickHouse look-up could not: two batches would
- * both find the id free before either row was written. Ids are claimed in one sorted order, so
- * two batches claiming the same ids cannot deadlock.
+ * Claims each placement id for its brand in Postgres, all or nothing: the primary key of
+ * placement_owners makes a concurrent second claim wait and see the first (a ClickHouse look-up
+ * could not), and ids are claimed in one sorted order, so batches never deadlock.
  */
 async function claimPlacementIds(db: Db, placements: PlacementInput[]): Promise<void> {
   const claims = new Map<string, string>();
@@ -116,29 +114,15 @@ async function claimPlacementIds(db: Db, placements: PlacementInput[]): Promise<
  * took one meanwhile), then queues them for ClickHouse; later in a batch, or in a later batch,
  * replaces earlier. A claim whose queueing then fails stays: it names the right brand.
  */
-export async function queuePlacements(deps: { db: Db; queues: FactQueues }, placements: PlacementInput[]): Promise<number> {
+export async function queuePlacements(deps: { db: Db; queues: Queues }, placements: PlacementInput[]): Promise<number> {
   await claimPlacementIds(deps.db, placements);
-  const rows = placements.map((p) => ({
-    brand_id: p.brand_id,
-    placement_id: p.id,
-    campaign_id: p.campaign_id,
-    creator_id: p.creator_id,
-    platform: p.platform,
-    url: p.url ?? null,
-    thumbnail_url: p.thumbnail_url ?? null,
-    caption: p.caption ?? null,
-    posted_at: chDateTime(new Date(p.posted_at)),
-    version: nextVersion(),
-  }));
+  const rows = placements.map(placementFact);
   await deps.queues.add('placements', rows);
   return rows.length;
 }
 
 /** Queues snapshots; a later one for the same placement and date replaces the earlier one. */
-export async function queueSnapshots(queues: FactQueues, snapshots: SnapshotInput[]): Promise<number> {
-  await queues.add(
-    'placement_metrics',
-    snapshots.map((s) => ({ ...s, version: nextVersion() })),
-  );
+export async function queueSnapshots(queues: Queues, snapshots: SnapshotInput[]): Promise<number> {
+  await queues.add('placement_metrics', snapshots.map(snapshotFact));
   return snapshots.length;
 }

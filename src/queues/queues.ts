@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { type JobsOptions, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { queueAddFailures, queueDepth, queueOldestWaiting } from '../metrics';
-import { FACT_KINDS, type FactJobData, type FactKind, type FactRow } from './facts';
+import { FACT_KINDS, type FactJobData, type FactKind, type FactRow, type RowsByKind } from './facts';
 
 /**
  * Retries back off exponentially to one minute and go on for about a day: a job is
@@ -21,25 +21,19 @@ export function backoffDelay(attemptsMade: number): number {
 }
 
 /**
- * A job of rows. Its id is random rather than Redis's per-queue counter: the counter starts
- * again at 1 when Redis loses its data, and the workers derive each insert's deduplication
- * token from the batch's job ids, so a reused id would make ClickHouse drop a new batch as
- * a replay of an old one.
+ * A job of rows, with a random id: Redis's counter restarts at 1 after a data loss, and a reused
+ * id would make ClickHouse drop a new batch as a replay (tokens come from the job ids).
  */
 function factJob(kind: FactKind, data: FactJobData) {
   return { name: kind, data, opts: { jobId: randomUUID() } };
 }
 
 /**
- * Adds are group-committed per kind: rows arriving while the kind's previous add is on
- * its way to Redis go together in the next job, so jobs grow with the load and a quiet
- * service adds at once. Each job also costs a fixed amount of Redis and worker CPU, so
- * kinds gather a little first: clicks, whose answers wait for Redis, 2 ms (measured: under
- * load this makes jobs several times larger and keeps the workers' lag low, for 2 ms of
- * latency); installs and ledger rows, durable in their Postgres outbox and not waited for,
- * 20 ms; placements, added by bulk imports in large requests, not at all.
+ * Adds are group-committed per kind, and each kind first gathers rows a little (a job costs a
+ * fixed amount of Redis and worker CPU): clicks 2 ms as their answers wait, outbox kinds 20 ms,
+ * bulk placements not at all. Measurements: docs/benchmarks.md.
  */
-const LINGER_MS: Record<FactKind, number> = { clicks: 2, placements: 0, placement_metrics: 0, installs: 20, ledger: 20 };
+const LINGER_MS: Record<FactKind, number> = { clicks: 2, placements: 0, placement_metrics: 0, installs: 20, ledger: 20, creators: 20 };
 const MAX_ROWS_PER_JOB = 2000;
 
 export type QueueState = { counts: Record<string, number>; oldestWaitingSeconds: number; oldestOpenSeconds: number };
@@ -48,9 +42,9 @@ type Pending = { rows: FactRow[]; waiters: { resolve(): void; reject(e: unknown)
 
 /**
  * The producer side of the fact queues. `add` resolves once the rows are in Redis,
- * which is when a request may answer "accepted".
+ * which is when a request may answer "accepted". `Rows` gives each kind its row type.
  */
-export class FactQueues {
+export class FactQueues<Rows extends RowsByKind = RowsByKind> {
   readonly queues: Record<FactKind, Queue<FactJobData>>;
   private pending = new Map<FactKind, Pending>();
   /** Kinds whose add is on its way to Redis: the next waits for it. */
@@ -72,12 +66,12 @@ export class FactQueues {
   }
 
   /** Re-queues rows that may already be in ClickHouse (outbox sweeps): the worker checks them by id. */
-  addReplay(kind: FactKind, rows: FactRow[]): Promise<void> {
+  addReplay<K extends FactKind>(kind: K, rows: Rows[K][]): Promise<void> {
     return this.addJobs(kind, rows, true);
   }
 
   /** Queues rows for ClickHouse. Adds from concurrent requests are coalesced into one job. */
-  add(kind: FactKind, rows: FactRow[]): Promise<void> {
+  add<K extends FactKind>(kind: K, rows: Rows[K][]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     if (rows.length >= MAX_ROWS_PER_JOB) return this.track(this.addJobs(kind, rows));
     return new Promise<void>((resolve, reject) => {
@@ -172,9 +166,8 @@ export class FactQueues {
   }
 
   /**
-   * Each queue's job counts, the age of its oldest waiting job (no consumer takes them when
-   * it grows) and of its oldest unfinished job (waiting, active or retrying: the lag of what
-   * it holds), in seconds; the gauges of /metrics follow. Reads job ids and timestamps only,
+   * Each queue's job counts and the ages, in seconds, of its oldest waiting job (no consumer takes
+   * them) and oldest unfinished one (its lag); sets the gauges of /metrics. Reads ids and timestamps,
    * never job data.
    */
   async state(): Promise<Record<FactKind, QueueState>> {

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FactJobData } from '../../src/queues/facts';
 import { createRedis } from '../../src/queues/redis';
 import { startWorkers } from '../../workers';
-import { OutboxSweeper } from '../../workers/outbox-sweeper';
+import { OutboxSweeper } from '../../src/queues/outbox/sweeper';
+import { OUTBOXES } from '../../workers/writers';
 import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../helpers/harness';
 import { type AttributionBrand, attributionBrand, click, postPublic, uniqueId } from './public/setup';
 
@@ -23,7 +24,7 @@ beforeAll(async () => {
   t = await startTestService({ workers: false, env: { REDIS_URL } });
   acme = await attributionBrand(t, 'Acme');
   // Swept on demand, without a grace period, so each case runs in seconds.
-  sweeper = new OutboxSweeper({ ...t.services }, { graceMs: 0, resendAfterMs: 0 });
+  sweeper = new OutboxSweeper({ ...t.services, outboxes: OUTBOXES }, { graceMs: 0, resendAfterMs: 0 });
 });
 afterAll(async () => destroyTestService(t));
 
@@ -110,7 +111,7 @@ describe('ingestion durability', () => {
     const restarted = await whileQueueFails('process died before enqueue', async () => {
       await postEvents('before-start', 2);
       // The process is started again: its sweeper has the default 10 s grace.
-      const started = new OutboxSweeper({ ...t.services });
+      const started = new OutboxSweeper({ ...t.services, outboxes: OUTBOXES });
       // Its start counts in whole milliseconds, rounded up: these rows come clearly after it.
       await sleep(5);
       await postEvents('after-start', 2);
@@ -137,7 +138,7 @@ describe('ingestion durability', () => {
       SELECT floor(extract(epoch FROM o.recorded_at) * 1000)::bigint::text AS ms
       FROM fact_outbox o JOIN ledger_events e ON e.id = o.id WHERE e.transaction_id = 'same-ms-0'`.execute(t.services.db);
     vi.useFakeTimers({ toFake: ['Date'], now: Number(rows[0]!.ms) });
-    const restarted = new OutboxSweeper({ ...t.services });
+    const restarted = new OutboxSweeper({ ...t.services, outboxes: OUTBOXES });
     vi.useRealTimers();
     await restarted.sweep();
     runWorkers();
@@ -279,8 +280,36 @@ describe('ingestion durability', () => {
     expect(await ledgerCount(tx)).toBe(1);
   });
 
+  it('creators: a creator accepted while the queue fails reaches ClickHouse once, through the sweeper; a replay racing its job is not doubled', async () => {
+    runWorkers();
+    const name = uniqueId('Creator');
+    const created = () =>
+      t.request({ method: 'POST', url: '/api/internal/creators', admin: true, payload: { name, handles: [{ platform: 'tiktok', handle: '@c' }], followers: 7 } });
+    const lost = await whileQueueFails('process died before enqueue', created);
+    expect(lost.statusCode).toBe(201);
+    await t.stopWorkers();
+    const raced = await created(); // its job waits in Redis while the sweeper sends it again
+    expect(raced.statusCode).toBe(201);
+    await t.services.queues.drain();
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 2 });
+    runWorkers();
+    await t.settle();
+    // Raw rows (no FINAL): one each, with the fields the Data API joins.
+    const rows = await t.services.warehouse.rows<{ creator_id: string; name: string; handles: [string, string][]; followers: number }>(
+      'SELECT creator_id, name, handles, followers FROM creators WHERE name = {name:String} ORDER BY creator_id',
+      { name },
+    );
+    const ids = [lost.json().id, raced.json().id].sort();
+    expect(rows.map((r) => r.creator_id)).toEqual(ids);
+    expect(rows[0]).toMatchObject({ name, followers: 7 });
+    const { rows: outbox } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM fact_outbox WHERE kind = 'creators' AND id = ANY(${ids}::text[])`.execute(t.services.db);
+    expect(outbox[0]!.n).toBe(0);
+    expect((await sweeper.sweep()).requeued).toBe(0);
+  });
+
   it('facts left pending by a deleted brand leave the outbox without being queued', async () => {
     const gone = await attributionBrand(t, 'Gone');
+    await t.settle(); // its creator reaches ClickHouse and leaves the outbox
     const tx = uniqueId('gone');
     await whileQueueFails('process died before enqueue', async () => {
       const res = await postPublic(t, 'events', { pixel_key: gone.brand.pixel_key, transaction_id: `${tx}-0`, amount: 1 });

@@ -1,5 +1,5 @@
 import type { Logger } from '../../logger';
-import type { FactQueues } from '../../queues/queues';
+import type { Queues } from '../../facts';
 import type { RecentAppClicks } from '../installs/ip-clicks';
 import { mintClickToken } from '../links/click-token';
 import { type ClickLinks, clickedDomain, clickedSlug, type ServedLink } from '../links/resolve';
@@ -35,7 +35,7 @@ export type ClickAnswer = {
   app: { ios_url: string | null; android_url: string | null; android_package: string | null; fallback_url: string } | null;
 };
 
-type Deps = { secretKey: string; queues: FactQueues; clickLinks: ClickLinks; recentAppClicks: RecentAppClicks; log: Logger };
+type Deps = { secretKey: string; queues: Queues; clickLinks: ClickLinks; recentAppClicks: RecentAppClicks; log: Logger };
 
 /**
  * The one click path behind both front doors (POST /clicks and the link host): resolve the

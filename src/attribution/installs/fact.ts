@@ -23,3 +23,5 @@ export function installFact(row: InstallRow) {
     recorded_at: chDateTime(row.recorded_at),
   };
 }
+
+export type InstallFact = ReturnType<typeof installFact>;

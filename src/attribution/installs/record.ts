@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
-import type { FactQueues } from '../../queues/queues';
+import type { Queues } from '../../facts';
 import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
-import { type Credit, type CreditSources, codeCredit, creditColumns, linkCredit, UNATTRIBUTED } from '../ledger/credit';
-import { AcceptedRows, queueOutboxFact } from '../ledger/outbox';
+import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
+import { type Credit, type CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
 
@@ -56,7 +56,7 @@ const INSTALL_COLUMNS = columnList({
   occurred_at: true,
 } satisfies Record<keyof NewInstall, true>);
 
-type Deps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
+type Deps = { db: Db; queues: Queues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
 
 /**
  * Records installs: attribute, then accept once per (brand, install_id) (AcceptedRows:
@@ -73,6 +73,7 @@ export class InstallRecorder {
       columns: INSTALL_COLUMNS,
       key: ['brand_id', 'install_id'],
       returning: [],
+      alongside: { reads: ['code_id'], cte: countCodeCredits() },
     });
   }
 

@@ -28,3 +28,5 @@ export function ledgerFact(row: LedgerRow) {
     recorded_at: chDateTime(row.recorded_at),
   };
 }
+
+export type LedgerFact = ReturnType<typeof ledgerFact>;

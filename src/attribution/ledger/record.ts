@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
-import type { FactQueues } from '../../queues/queues';
+import type { Queues } from '../../facts';
 import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
-import { type Credit, type CreditColumns, CreditSources, codeCredit, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
+import { type Credit, type CreditColumns, CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
-import { AcceptedRows, queueOutboxFact } from './outbox';
+import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
 import { EVENT_TYPES, isRecordableAmount, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
@@ -45,7 +45,7 @@ const REFUNDABLE_TYPES = EVENT_TYPES.filter((type) => type !== 'refund');
 const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'creator_id', 'code_id', 'code_label'] as const;
 
 
-export type LedgerDeps = { db: Db; queues: FactQueues; log: Logger; credit: CreditSources };
+export type LedgerDeps = { db: Db; queues: Queues; log: Logger; credit: CreditSources };
 
 /**
  * The conversion ledger (SPEC 3.2, 6): every source (web pixel, SDK, billing webhooks)
@@ -64,6 +64,7 @@ export class Ledger {
       columns: LEDGER_COLUMNS,
       key: ['brand_id', 'event_type', 'transaction_id'],
       returning: ['amount'],
+      alongside: { reads: ['code_id'], cte: countCodeCredits() },
     });
   }
 
@@ -199,6 +200,6 @@ function cut(value: string | null, max: number): string | null {
 }
 
 /** The ledger of a process, for the /events route and the billing webhook connectors. */
-export function createLedger(services: { db: Db; queues: FactQueues; log: Logger; config: { secretKey: string } }): Ledger {
+export function createLedger(services: { db: Db; queues: Queues; log: Logger; config: { secretKey: string } }): Ledger {
   return new Ledger({ ...services, credit: new CreditSources(services.db, services.config.secretKey) });
 }

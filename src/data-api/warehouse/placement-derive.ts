@@ -1,23 +1,10 @@
-import type { FactRow } from '../src/queues/facts';
-import type { Warehouse } from '../src/warehouse/clickhouse';
-import { nextVersion } from '../src/warehouse/values';
-import type { WriterContext } from './batch-worker';
+import type { Warehouse } from '../../warehouse/clickhouse';
+import { nextVersion } from '../../warehouse/values';
 
 /**
- * Keeps the Data API's derived tables (clickhouse/0002_data_api.sql) in step with the raw
- * facts. After a batch of placements or snapshots is inserted, every placement it names
- * is recomputed from its whole snapshot history:
- *
- * - placement_activity gets correction rows (desired minus stored), so it always sums to
- *   the derived daily activity however snapshots arrived: late, out of order, replaced, or
- *   before their placement (a snapshot of an unknown placement derives nothing; the
- *   placement's own batch derives it later, with the snapshots already there);
- * - placement_totals gets the placement's whole row again with a new version.
- *
- * Both writes are idempotent: a retried or replayed batch finds nothing left to correct
- * and rewrites the same totals. Corrections read what is stored, so two derives of the
- * same placement must never overlap: every derive of the process runs through one queue.
- * (Running the placement queues' consumers in several processes would need a shared lock.)
+ * Recomputes every placement a batch names from its whole snapshot history: correction rows into
+ * placement_activity, a new version of placement_totals. Idempotent; derives of one process run one
+ * at a time, as corrections read what is stored (docs/reads.md, "Data API: derived tables").
  */
 
 /** Placements per statement: bounds the memory of one derive query (about 365 rows each for a year). */
@@ -25,15 +12,7 @@ const PLACEMENTS_PER_STATEMENT = 2000;
 
 let tail: Promise<unknown> = Promise.resolve();
 
-/** The afterInsert step of the placements and placement_metrics writers. */
-export function deriveAfterInsert(rows: FactRow[], { warehouse }: WriterContext): Promise<void> {
-  return derivePlacements(
-    warehouse,
-    rows.map((r) => String(r.placement_id)),
-  );
-}
-
-/** Recomputes the derived rows of these placements; resolves when they are written. */
+/** Recomputes the derived rows of these placements (the afterInsert of the placement writers); resolves when they are written. */
 export function derivePlacements(wh: Warehouse, placementIds: Iterable<string>): Promise<void> {
   const ids = [...new Set(placementIds)];
   const run = tail.then(async () => {

@@ -1,31 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
-import { installFact, type InstallRow } from '../src/attribution/installs/fact';
-import { ledgerFact, type LedgerRow } from '../src/attribution/ledger/fact';
-import type { Db } from '../src/db/database';
-import type { OutboxKind } from '../src/attribution/ledger/outbox';
-import type { FactRow } from '../src/queues/facts';
-import { FactQueues } from '../src/queues/queues';
-import { createRedis } from '../src/queues/redis';
-import type { Warehouse } from '../src/warehouse/clickhouse';
+import type { Db } from '../../db/database';
+import type { Warehouse } from '../../warehouse/clickhouse';
+import type { FactRow } from '../facts';
+import { FactQueues } from '../queues';
+import { createRedis } from '../redis';
+import { OUTBOX_KINDS, type OutboxKind } from './accept';
 
 /**
- * Installs and ledger events are accepted by a Postgres statement that also makes their
- * facts pending in `fact_outbox`; the row leaves the outbox once ClickHouse acknowledged
- * its fact. The sweeper finds facts pending past a grace period and repairs them: those
- * ClickHouse already has are confirmed, the others are queued again as replays (the worker
- * checks replayed rows by id, so a fact that races its replay is still written once).
- * See docs/ingestion.md for the failure cases this covers.
+ * Repairs facts pending in `fact_outbox` past a grace period: those ClickHouse has are confirmed,
+ * the others queued again as replays, which the worker checks by id (so written once). The
+ * failure cases it covers: docs/ingestion.md.
  */
-type Outbox = { kind: OutboxKind; table: 'installs' | 'ledger_events'; warehouseTable: string; fact(row: FactRow): FactRow };
+export type Outbox = {
+  kind: OutboxKind;
+  /** The Postgres table of the accepted rows (its `id` is the outbox id). */
+  source: 'installs' | 'ledger_events' | 'creators';
+  /** The ClickHouse table and its column holding that id. */
+  table: string;
+  idColumn: string;
+  /** The fact of a source row, as it was queued when the row was accepted. */
+  fact(row: never): FactRow;
+};
 
-export const OUTBOXES: Outbox[] = [
-  { kind: 'installs', table: 'installs', warehouseTable: 'installs', fact: (row) => installFact(row as InstallRow) },
-  { kind: 'ledger', table: 'ledger_events', warehouseTable: 'ledger', fact: (row) => ledgerFact(row as LedgerRow) },
-];
-
-/** Takes out of the outbox the facts ClickHouse acknowledged (the writers' afterInsert, and the sweeper). */
+/** Takes out of the outbox the facts ClickHouse acknowledged (the batch workers, and the sweeper). */
 export async function confirmWarehoused(db: Db, kind: OutboxKind, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await sql`DELETE FROM fact_outbox WHERE kind = ${kind} AND id = ANY(${ids}::text[])`.execute(db);
@@ -35,7 +34,7 @@ export async function confirmWarehoused(db: Db, kind: OutboxKind, ids: string[])
 export async function outboxPendingSeconds(db: Db): Promise<Record<OutboxKind, number>> {
   const { rows } = await sql<{ kind: OutboxKind; age: number | null }>`
     SELECT k.kind, extract(epoch FROM now() - (SELECT min(o.recorded_at) FROM fact_outbox o WHERE o.kind = k.kind))::float8 AS age
-    FROM (VALUES ${sql.join(OUTBOXES.map((o) => sql`(${o.kind})`))}) AS k(kind)`.execute(db);
+    FROM (VALUES ${sql.join(OUTBOX_KINDS.map((kind) => sql`(${kind})`))}) AS k(kind)`.execute(db);
   return Object.fromEntries(rows.map((r) => [r.kind, Math.max(0, r.age ?? 0)])) as Record<OutboxKind, number>;
 }
 
@@ -48,7 +47,7 @@ export type SweeperOptions = {
   resendAfterMs?: number;
 };
 
-type SweepDeps = { db: Db; warehouse: Warehouse; queues: FactQueues; log: Logger };
+type SweepDeps = { db: Db; warehouse: Warehouse; queues: FactQueues; log: Logger; outboxes: readonly Outbox[] };
 type Cursor = { at: string; id: string };
 const START: Cursor = { at: '-infinity', id: '' };
 
@@ -61,11 +60,8 @@ export class OutboxSweeper {
   /** `kind:id` → when this sweeper last queued the row. */
   private readonly resent = new Map<string, number>();
   /**
-   * Rows recorded before this sweeper started are due at once, whatever their age: their job
-   * cannot be waiting in this process, and after a crash some never reached Redis. (Another
-   * live process's rows taken too early are only checked by id and written once.) Rounded up
-   * to the next millisecond: Postgres records microseconds, Date.now() whole milliseconds,
-   * and a row recorded in the start's own millisecond was recorded before it.
+   * Rows recorded before this sweeper started are due at once (after a crash some never reached
+   * Redis). Rounded up to the next millisecond, as Postgres records microseconds.
    */
   private readonly startedAt = new Date(Date.now() + 1);
 
@@ -81,14 +77,14 @@ export class OutboxSweeper {
   /** One pass over every outbox: how many rows were found already in ClickHouse, and how many were queued again. */
   async sweep(): Promise<{ confirmed: number; requeued: number }> {
     const total = { confirmed: 0, requeued: 0 };
-    for (const outbox of OUTBOXES) {
+    for (const outbox of this.deps.outboxes) {
       try {
         const r = await this.sweepOutbox(outbox);
         total.confirmed += r.confirmed;
         total.requeued += r.requeued;
       } catch (err) {
         // ClickHouse or Redis unavailable: nothing is queued blindly; the next sweep retries.
-        this.deps.log.warn({ err, outbox: outbox.table }, 'outbox sweep failed');
+        this.deps.log.warn({ err, outbox: outbox.kind }, 'outbox sweep failed');
       }
     }
     return total;
@@ -96,24 +92,24 @@ export class OutboxSweeper {
 
   private async sweepOutbox(outbox: Outbox): Promise<{ confirmed: number; requeued: number }> {
     const { db, warehouse, queues, log } = this.deps;
-    const cursor = this.cursors.get(outbox.table) ?? START;
+    const cursor = this.cursors.get(outbox.kind) ?? START;
     // The source row of each pending fact; none when its brand was deleted since.
     const { rows } = await sql<FactRow & { pending_id: string; cursor_at: string; id: string | null }>`
       SELECT t.*, o.id AS pending_id, o.recorded_at::text AS cursor_at
-      FROM fact_outbox o LEFT JOIN ${sql.table(outbox.table)} t ON t.id = o.id
+      FROM fact_outbox o LEFT JOIN ${sql.table(outbox.source)} t ON t.id = o.id
       WHERE o.kind = ${outbox.kind}
         AND o.recorded_at < greatest(now() - make_interval(secs => ${this.graceMs / 1000}), ${this.startedAt}::timestamptz)
         AND (o.recorded_at, o.id) > (${cursor.at}::timestamptz, ${cursor.id})
       ORDER BY o.recorded_at, o.id
       LIMIT ${this.batchSize}`.execute(db);
     const last = rows.at(-1);
-    this.cursors.set(outbox.table, rows.length < this.batchSize || !last ? START : { at: last.cursor_at, id: last.pending_id });
+    this.cursors.set(outbox.kind, rows.length < this.batchSize || !last ? START : { at: last.cursor_at, id: last.pending_id });
     if (rows.length === 0) return { confirmed: 0, requeued: 0 };
 
     // Facts ClickHouse has but that were never confirmed (the worker stopped between insert and confirmation).
     const sources = rows.filter((r) => r.id !== null);
     const present = await warehouse.rows<{ id: string }>(
-      `SELECT id FROM ${outbox.warehouseTable} WHERE id IN {ids:Array(String)}`,
+      `SELECT toString(${outbox.idColumn}) AS id FROM ${outbox.table} WHERE ${outbox.idColumn} IN {ids:Array(String)}`,
       { ids: sources.map((r) => r.pending_id) },
     );
     const confirmed = new Set(present.map((r) => r.id));
@@ -127,10 +123,10 @@ export class OutboxSweeper {
     if (missing.length > 0) {
       await queues.addReplay(
         outbox.kind,
-        missing.map((row) => outbox.fact(row)),
+        missing.map((row) => outbox.fact(row as never)),
       );
       for (const r of missing) this.resent.set(`${outbox.kind}:${r.pending_id}`, now);
-      log.info({ outbox: outbox.table, rows: missing.length }, 'outbox rows queued again');
+      log.info({ outbox: outbox.kind, rows: missing.length }, 'outbox rows queued again');
     }
     return { confirmed: confirmed.size, requeued: missing.length };
   }

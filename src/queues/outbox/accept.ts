@@ -1,0 +1,94 @@
+import { type RawBuilder, sql } from 'kysely';
+import { Batcher, sortByKey } from '../../db/batcher';
+import type { Db } from '../../db/database';
+import { recordsetInsert } from '../../db/recordset';
+import type { Logger } from '../../logger';
+import type { FactKind, RowsByKind } from '../facts';
+import type { FactQueues } from '../queues';
+
+/**
+ * The fact kinds whose rows are accepted in Postgres and wait in `fact_outbox` until
+ * ClickHouse has them (migrations/0007): accepted here, confirmed by their writer
+ * (workers/writers.ts), sent again by the sweeper (./sweeper.ts).
+ */
+export const OUTBOX_KINDS = ['installs', 'ledger', 'creators'] as const satisfies readonly FactKind[];
+export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+
+/**
+ * The CTE body that makes the rows of the CTE `recorded` pending in the outbox, to run in
+ * the statement that inserts them: a row is then always either in ClickHouse or in the outbox.
+ */
+export const markPending = (kind: OutboxKind, recordedAt: string) =>
+  sql`(INSERT INTO fact_outbox (kind, id, recorded_at) SELECT ${sql.lit(kind)}, id, ${sql.ref(recordedAt)} FROM recorded)`;
+
+type AcceptedTable<Row> = {
+  table: 'installs' | 'ledger_events';
+  kind: OutboxKind;
+  /** The columns a new row is inserted with. */
+  columns: readonly (keyof Row & string)[];
+  /** The unique key that decides `duplicate`. */
+  key: readonly (keyof Row & string)[];
+  /** What the caller needs back of a new row besides `recorded_at`: only what Postgres fills or rewrites (reading rows back costs more than writing them). */
+  returning: readonly string[];
+  /** A CTE body run over the new rows (`recorded`) in the same statement, with the columns it reads of them (e.g. counting credited codes). */
+  alongside?: { reads: readonly string[]; cte: RawBuilder<unknown> };
+};
+
+/**
+ * Accepts rows of an outbox table once per unique key, in one statement shared by concurrent
+ * requests: `INSERT … ON CONFLICT DO NOTHING RETURNING` decides `duplicate` and makes each new fact
+ * pending in `fact_outbox`; rows sorted by key, so statements never deadlock (docs/ingestion.md).
+ */
+export class AcceptedRows<Row extends { id: string }, Filled extends { recorded_at: Date }> {
+  private readonly inserts: Batcher<Row, Filled | undefined>;
+
+  constructor(db: Db, spec: AcceptedTable<Row>) {
+    const refs = (columns: readonly string[]) => sql.join(columns.map((column) => sql.ref(column)));
+    const filled = refs(['recorded_at', ...spec.returning]);
+    const recorded = refs(['id', ...(spec.alongside?.reads ?? []), 'recorded_at', ...spec.returning]);
+    const statement = recordsetInsert<Row, Filled & { id: string }>(
+      db,
+      spec.table,
+      spec.columns,
+      (rows) => sql`
+        WITH recorded AS (
+          INSERT INTO ${sql.table(spec.table)} (${refs(spec.columns)}) ${rows}
+          ON CONFLICT (${refs(spec.key)}) DO NOTHING
+          RETURNING ${recorded}
+        ),
+        ${spec.alongside ? sql`alongside AS ${spec.alongside.cte},` : sql``}
+        pending AS ${markPending(spec.kind, 'recorded_at')}
+        SELECT id, ${filled} FROM recorded`,
+    );
+    this.inserts = new Batcher(
+      async (batch: Row[]) => {
+        const recorded = await statement(sortByKey(batch, (row) => spec.key.map((column) => String(row[column]))));
+        const byId = new Map<string, Filled>(recorded.map((filled) => [filled.id, filled]));
+        return batch.map((row) => byId.get(row.id));
+      },
+      { maxRunning: 4 },
+    );
+  }
+
+  /** What Postgres filled in for a new row (`recorded_at` and `returning`); undefined for a duplicate (also when the same key came twice in one batch). */
+  insert(row: Row): Promise<Filled | undefined> {
+    return this.inserts.call(row);
+  }
+}
+
+/**
+ * Queues, in the background, the ClickHouse fact of a row just accepted and pending in the
+ * outbox. The Postgres row is what makes the request accepted, so the answer does not wait
+ * for Redis, and a Redis failure is logged, not answered: the outbox sweeper sends the row
+ * later. Graceful shutdown still flushes these adds (FactQueues.drain).
+ */
+export function queueOutboxFact<Rows extends RowsByKind, K extends OutboxKind>(
+  queues: FactQueues<Rows>,
+  log: Logger,
+  kind: K,
+  fact: Rows[K],
+): void {
+  queues.add(kind, [fact]).catch((err) => {
+    log.warn({ err, kind }, 'could not queue an accepted fact; the outbox sweeper will send it');
+  });
+}
