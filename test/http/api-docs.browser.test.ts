@@ -1,9 +1,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createBrand } from '../helpers/fixtures';
+import { freePort } from '../helpers/free-port';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 /**
@@ -29,15 +28,6 @@ const pageErrors: string[] = [];
 const foreignRequests: string[] = [];
 const cspViolations: string[] = [];
 const failedResponses: string[] = [];
-
-/** A port that was free a moment ago: PUBLIC_BASE_URL must name it before the service starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function shoot(name: string) {
   for (const [label, size] of [

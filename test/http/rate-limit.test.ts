@@ -6,7 +6,7 @@ import { createRedis } from '../../src/queues/redis';
 import { type AttributionBrand, attributionBrand, postPublic, uniqueId } from '../attribution/public/setup';
 import { createApiKey } from '../helpers/fixtures';
 import { destroyTestService, sleep, startTestService, type TestService } from '../helpers/harness';
-import { freePort } from '../helpers/private-redis';
+import { freePort } from '../helpers/free-port';
 
 /**
  * CONTRACT 10 rate limits, with small limits set for this test: a minute's requests per

@@ -6,6 +6,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDomain, createLink } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
+import { freePort } from '../helpers/free-port';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, portal, portalLogin } from '../portal/helpers';
 
@@ -27,15 +28,6 @@ let landingOrigin: string;
 let snippet: string;
 let cookie: string;
 const fx = {} as { hostname: string; link: { id: number }; creator: { id: string; name: string } };
-
-/** A port that was free a moment ago: PUBLIC_BASE_URL must name it before the service starts. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** The brand's site: /landing holds the snippet; /queued also tracks a purchase before the pixel has loaded. */
 function landingPage(path: string): string {
