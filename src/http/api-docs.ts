@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
+import { sameOriginCsp } from './csp';
 
 /**
  * GET /docs/api (public, CONTRACT 12): the interactive reference of the Data API's and the
@@ -38,17 +39,7 @@ const url = (prefix: string) => `/docs/api/assets/${[...ASSETS.keys()].find((nam
  * the one part of Swagger UI that needs an inline <style>, its logo). `data:` images are the
  * icons inside swagger-ui.css.
  */
-export const API_DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const API_DOCS_CSP = sameOriginCsp({ forms: 'none' });
 
 const PAGE = `<!doctype html>
 <html lang="en">

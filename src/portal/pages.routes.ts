@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { sameOriginCsp } from '../http/csp';
 import { portalFiles } from './pages.build';
 
 /**
@@ -10,17 +11,7 @@ import { portalFiles } from './pages.build';
 export const PORTAL_PAGES = ['', 'links', 'codes', 'events', 'setup', 'domains', 'connections'];
 
 /** Scripts and styles from this origin only: no inline script or style, nothing from elsewhere. */
-export const PORTAL_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const PORTAL_CSP = sameOriginCsp({ forms: 'self' });
 
 const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8' };
 
