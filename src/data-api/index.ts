@@ -10,7 +10,8 @@ import { endpoints } from './routes';
  * answers for the key's brand only; campaigns with visible=false never show.
  */
 export async function dataApiRoutes(app: FastifyInstance, deps: DataApiDeps) {
-  mountRoutes(app, [documentRoute(() => dataApiDocument(deps.publicBaseUrl))], { queryErrors: 'invalid_parameter' });
+  const document = documentRoute(() => dataApiDocument(deps.publicBaseUrl, [...endpoints, document]));
+  mountRoutes(app, [document], { queryErrors: 'invalid_parameter' });
   // Authenticated, counted and the brand loaded before the parameters are read.
   mountRoutes(app, endpoints, { context: dataContext(deps), queryErrors: 'invalid_parameter' });
 }

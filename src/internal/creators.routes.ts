@@ -23,8 +23,8 @@ export const creatorRoutes = (deps: Pick<InternalDeps, 'db' | 'queues' | 'log'>)
     summary: 'Create a creator',
     body: createBody,
     responses: { 201: answers.item('The creator'), ...errors.write },
-    async handler({ body, reply }) {
-      return reply.status(201).send(await createCreator(deps, body));
+    async handler({ body }) {
+      return createCreator(deps, body);
     },
   }),
   route({

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { adminGuard } from '../http/admin-auth';
-import { documentRoute, openApiDocument } from '../http/openapi';
+import { documentRoute } from '../http/openapi';
 import { mountRoutes } from '../http/route';
 import { attributionCodeRoutes } from './attribution-codes.routes';
 import { attributionConnectionRoutes } from './attribution-connections.routes';
@@ -10,6 +10,7 @@ import { brandRoutes } from './brands.routes';
 import { campaignRoutes } from './campaigns.routes';
 import { creatorRoutes } from './creators.routes';
 import type { InternalDeps } from './deps';
+import { internalDocument } from './openapi';
 import { placementRoutes } from './placements.routes';
 
 /** /api/internal: the operators' API, every route (its OpenAPI document too) behind the admin JWT (CONTRACT 3). */
@@ -27,21 +28,4 @@ export async function internalRoutes(app: FastifyInstance, deps: InternalDeps) {
   ];
   const document = documentRoute(() => internalDocument(deps.publicBaseUrl, [...routes, document]), { isPublic: false });
   mountRoutes(app, [...routes, document], { queryErrors: 'invalid_request' });
-}
-
-function internalDocument(publicBaseUrl: string, routes: Parameters<typeof mountRoutes>[1]) {
-  return openApiDocument({
-    info: {
-      title: 'svc internal API',
-      version: '1.0.0',
-      description:
-        "The operators' API: brands, API keys, portal users, creators, campaigns, placements and their metrics, " +
-        'attribution domains, links, codes and connections. Every route needs an admin JWT (HS256, user_typ "svc"). ' +
-        'Refused input answers 422 invalid_request with details.',
-    },
-    servers: [{ url: `${publicBaseUrl}/api/internal` }],
-    security: [{ adminJwt: [] }],
-    securitySchemes: { adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
-    sections: [{ prefix: '', routes }],
-  });
 }

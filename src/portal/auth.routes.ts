@@ -3,6 +3,7 @@ import type { Db } from '../db/database';
 import { HttpError } from '../http/errors';
 import { route } from '../http/route';
 import { verifyPassword } from '../secrets';
+import { sessionNames, userByEmail } from './auth.queries';
 import type { LoginLimits } from './login-limit';
 import { errorSchema } from './schemas';
 import { closeSession, openSession } from './session';
@@ -34,12 +35,7 @@ export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
     },
     async handler({ body, req, reply }) {
       await limits.take(req, reply);
-      const user = await db
-        .selectFrom('portal_users')
-        .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
-        .select(['portal_users.id', 'portal_users.brand_id', 'portal_users.email', 'portal_users.password_hash', 'brands.name as brand_name'])
-        .where('portal_users.email', '=', body.email.toLowerCase())
-        .executeTakeFirst();
+      const user = await userByEmail(db, body.email);
       const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
       if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
       await limits.giveBack(req);
@@ -68,12 +64,7 @@ export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
     responses: { 200: sessionAnswer, 401: unauthorized },
     async handler({ req }) {
       const portal = req.portal!;
-      const row = await db
-        .selectFrom('portal_users')
-        .innerJoin('brands', 'brands.id', 'portal_users.brand_id')
-        .select(['portal_users.email', 'brands.name'])
-        .where('portal_users.id', '=', portal.userId)
-        .executeTakeFirstOrThrow();
+      const row = await sessionNames(db, portal.userId);
       return { user: { id: portal.userId, email: row.email }, brand: { id: portal.brandId, name: row.name } };
     },
   }),

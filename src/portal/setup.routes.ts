@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pixelSnippet, pixelUrl } from '../attribution/pixel/snippet';
 import type { Db } from '../db/database';
 import { route } from '../http/route';
+import { pixelKeyOf } from './setup.queries';
 import { answer, readErrors } from './schemas';
 
 const setupAnswer = z.object({
@@ -39,13 +40,13 @@ export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl
     summary: 'Pixel key, ready-to-paste pixel snippet, SDK docs and the public endpoints',
     responses: { 200: setupAnswer, 401: readErrors[401] },
     async handler({ req }) {
-      const brand = await db.selectFrom('brands').select('pixel_key').where('id', '=', req.portal!.brandId).executeTakeFirstOrThrow();
+      const pixelKey = await pixelKeyOf(db, req.portal!.brandId);
       return answer(setupAnswer, {
-        pixel_key: brand.pixel_key,
-        snippet: pixelSnippet(base, brand.pixel_key),
+        pixel_key: pixelKey,
+        snippet: pixelSnippet(base, pixelKey),
         pixel_url: pixelUrl(base),
         sdk_docs_url: `${base}/docs/sdk`,
-        sdk_snippet: sdkSnippet(base, brand.pixel_key),
+        sdk_snippet: sdkSnippet(base, pixelKey),
         install_endpoint: `${base}/api/public/attribution/installs`,
         events_endpoint: `${base}/api/public/attribution/events`,
       });
