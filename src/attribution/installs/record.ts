@@ -125,8 +125,6 @@ export class InstallRecorder {
   private async recorded(brandId: string, installId: string): Promise<InstallAnswer> {
     const row = await this.deps.db
       .selectFrom('installs as i')
-      .leftJoin('links as l', 'l.id', 'i.link_id')
-      .leftJoin('domains as d', 'd.id', 'l.domain_id')
       .leftJoin('creators as c', 'c.id', 'i.creator_id')
       .select([
         'i.install_id',
@@ -135,8 +133,6 @@ export class InstallRecorder {
         'i.resolution_method',
         'i.confidence',
         'i.link_id',
-        'd.hostname',
-        'l.slug',
         'i.code_label',
         'i.creator_id',
         'c.name as creator_name',
@@ -144,13 +140,15 @@ export class InstallRecorder {
       .where('i.brand_id', '=', brandId)
       .where('i.install_id', '=', installId)
       .executeTakeFirstOrThrow();
+    // The link's address from the link directory (memoised), as the first answer named it.
+    const link = row.link_id === null ? null : await this.deps.credit.links.byId(row.link_id);
     return {
       install_id: row.install_id,
       platform: row.platform,
       attributed: row.attributed,
       resolution_method: row.resolution_method,
       confidence: row.confidence ?? 0,
-      link: row.link_id !== null ? { id: row.link_id, domain: row.hostname ?? '', slug: row.slug ?? '' } : null,
+      link: row.link_id !== null ? { id: row.link_id, domain: link?.domain ?? '', slug: link?.slug ?? '' } : null,
       code: row.code_label,
       creator: row.creator_id !== null ? { id: row.creator_id, name: row.creator_name ?? '' } : null,
     };

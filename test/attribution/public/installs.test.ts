@@ -119,13 +119,16 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
 describe('installs: resolution (SPEC 3.1)', () => {
   it('clipboard: a click token of this brand’s link, 0.95', async () => {
     const token = await click(t, { domain: acme.hostname, slug: 'app', user_agent: IPHONE });
-    const res = await install({ install_id: uniqueId(), clipboard_token: token });
+    const installId = uniqueId();
+    const res = await install({ install_id: installId, clipboard_token: token });
     expect(res.json().install).toMatchObject({
       attributed: true,
       resolution_method: 'clipboard',
       confidence: 0.95,
       ...appLinkCredit(acme),
     });
+    // A retry names the same link, domain and slug as the first answer.
+    expect((await install({ install_id: installId })).json()).toEqual({ ...res.json(), duplicate: true });
   });
 
   it('code: an active code of this brand, case-insensitive, 0.9, no link; counts the credit', async () => {
