@@ -5,6 +5,7 @@ import { recordsetInsert } from '../../db/recordset';
 import type { Logger } from '../../logger';
 import type { FactKind, RowsByKind } from '../facts';
 import type { FactQueues } from '../queues';
+import { RepeatedLog } from '../../repeated-log';
 
 /**
  * The fact kinds whose rows are accepted in Postgres and wait in `fact_outbox` until
@@ -89,6 +90,17 @@ export function queueOutboxFact<Rows extends RowsByKind, K extends OutboxKind>(
   fact: Rows[K],
 ): void {
   queues.add(kind, [fact]).catch((err) => {
-    log.warn({ err, kind }, 'could not queue an accepted fact; the outbox sweeper will send it');
+    unqueuedLog(log).report({ err, kind });
   });
+}
+
+// While Redis is away every accepted row fails its add: one line a second per logger, with the count.
+const unqueued = new WeakMap<Logger, RepeatedLog>();
+function unqueuedLog(log: Logger): RepeatedLog {
+  let repeated = unqueued.get(log);
+  if (!repeated) {
+    repeated = new RepeatedLog(log, 'warn', 'could not queue accepted facts; the outbox sweeper will send them', { countField: 'facts' });
+    unqueued.set(log, repeated);
+  }
+  return repeated;
 }
