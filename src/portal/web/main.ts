@@ -2,6 +2,7 @@ import 'uplot/dist/uPlot.min.css';
 import './portal.css';
 import { ApiError, api, UNAUTHORIZED_EVENT } from './api';
 import { announce, h } from './dom';
+import type { PortalPage } from './page';
 import { codesPage, linksPage } from './pages/links';
 import { connectionsPage } from './pages/connections';
 import { domainsPage } from './pages/domains';
@@ -16,15 +17,6 @@ import { errorBox, field, submitting } from './ui';
  * API whether the session cookie is valid (GET /auth/me); a 401 there, or on any later
  * call, shows the login form in place, and after login the page the URL names.
  */
-export type PortalPage = {
-  /** The path under /portal/ ('' is the overview). */
-  path: string;
-  title: string;
-  /** Whether the page reads over time: the nav then carries the period along. */
-  ranged: boolean;
-  render(view: HTMLElement, rerender: () => void): Promise<void>;
-};
-
 const PAGES: PortalPage[] = [overviewPage, linksPage, codesPage, eventsPage, setupPage, domainsPage, connectionsPage];
 
 type Session = { user: { id: string; email: string }; brand: { id: string; name: string } };

@@ -1,7 +1,7 @@
 import { api } from '../api';
 import { announce, append, h } from '../dom';
 import { formatMoment } from '../format';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { copyButton, field, loading, readInto, submitting } from '../ui';
 
 type Status = 'awaiting_first_event' | 'connected' | 'error';

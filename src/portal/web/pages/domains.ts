@@ -1,7 +1,7 @@
 import { api, type Pagination } from '../api';
 import { announce, append, h } from '../dom';
 import { formatMoment } from '../format';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { copyButton, emptyState, field, loading, readInto, submitting } from '../ui';
 
 type Domain = {

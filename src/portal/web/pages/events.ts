@@ -2,7 +2,7 @@ import { api, type CreatorRef, type Page } from '../api';
 import { creatorFilter } from '../creators';
 import { append, h, uid } from '../dom';
 import { formatMoment, formatMoney } from '../format';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { periodPicker, rangeQuery } from '../period';
 import { emptyState, loading, readInto } from '../ui';
 

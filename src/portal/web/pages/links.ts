@@ -2,7 +2,7 @@ import { api, type CreatorRef, type Money, type Page } from '../api';
 import { creatorFilter } from '../creators';
 import { h } from '../dom';
 import { currencies, formatInt } from '../format';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { periodPicker, rangeQuery } from '../period';
 import { type Column, copyButton, emptyState, loading, moneyLines, readInto, sortableTable, type SortState } from '../ui';
 

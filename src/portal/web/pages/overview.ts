@@ -2,7 +2,7 @@ import uPlot from 'uplot';
 import { api, type Money } from '../api';
 import { type Child, h } from '../dom';
 import { change, currencies, formatDay, formatInt, formatMoney, formatShortDay } from '../format';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { periodPicker, rangeQuery } from '../period';
 import { emptyState, loading, moneyLines, readInto } from '../ui';
 

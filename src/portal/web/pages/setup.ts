@@ -1,6 +1,6 @@
 import { api } from '../api';
 import { h } from '../dom';
-import type { PortalPage } from '../main';
+import type { PortalPage } from '../page';
 import { copyButton, loading, readInto } from '../ui';
 
 type Setup = {
