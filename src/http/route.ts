@@ -81,15 +81,9 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
       url: r.path,
       ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
       handler: async (req, reply) => {
-        const context = (await opts.context?.(req, reply, r)) as C;
-        const params = r.params ? parseParams(r.params, req.params) : undefined;
-        const query = r.query ? (opts.queryErrors === 'invalid_parameter' ? parseQuery(r.query, req.query) : r.query.parse(req.query ?? {})) : undefined;
-        const parse = r.body && opts.bodies !== 'handler';
-        const body = parse ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : req.body;
         let out: unknown;
-        reply.status(ok);
         try {
-          out = await r.handler({ params, query, body, req, reply }, context);
+          out = await run(r, opts, req, reply, ok);
         } catch (err) {
           throw err instanceof Refusal ? refusalAnswer(err) : err;
         }
@@ -98,6 +92,16 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
       },
     });
   }
+}
+
+async function run<C>(r: Route<C>, opts: MountOptions<C>, req: FastifyRequest, reply: FastifyReply, ok: number) {
+  const context = (await opts.context?.(req, reply, r)) as C;
+  const params = r.params ? parseParams(r.params, req.params) : undefined;
+  const query = r.query ? (opts.queryErrors === 'invalid_parameter' ? parseQuery(r.query, req.query) : r.query.parse(req.query ?? {})) : undefined;
+  const parseBody = r.body && opts.bodies !== 'handler';
+  const body = parseBody ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : undefined;
+  reply.status(ok);
+  return r.handler({ params, query, body, req, reply }, context);
 }
 
 function parseParams(schema: z.ZodObject, params: unknown) {
