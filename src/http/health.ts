@@ -35,10 +35,9 @@ async function probeStores(services: Services): Promise<Stores> {
 }
 
 /**
- * What is degraded while the stores answer (CONTRACT 7): `queue_stalled:<kind>` when a queue's
- * oldest waiting job is older than QUEUE_STALLED_SECONDS (nothing consumes it), `ingestion_lag`
- * when the oldest accepted fact not yet queryable (in a queue, retrying, or in the outbox) is
- * older than INGESTION_LAG_DEGRADED_SECONDS. Sets the gauges of /metrics on the way.
+ * What is degraded while the stores answer (CONTRACT 7): `queue_stalled:<kind>` past
+ * QUEUE_STALLED_SECONDS of an unconsumed job, `ingestion_lag` past INGESTION_LAG_DEGRADED_SECONDS of
+ * an accepted fact not yet queryable. Sets the gauges of /metrics on the way.
  */
 async function degradedParts(services: Services): Promise<string[]> {
   const [queues, outbox] = await Promise.all([services.queues.state(), outboxPendingSeconds(services.db)]);

@@ -15,11 +15,9 @@ import {
 } from './placement-facts';
 
 /**
- * `npm run cli -- import placements|snapshots FILE`: a large file of placements or metric
- * snapshots, as NDJSON (one object per line) or CSV (a header row naming the fields),
- * streamed in chunks through the same validation and queues as the internal endpoints.
- * A first pass checks every record; only a file without refusals is queued (second pass),
- * so a bad file changes nothing.
+ * `npm run cli -- import placements|snapshots FILE` (NDJSON or CSV), streamed in chunks through
+ * the internal endpoints' validation and queues. A first pass checks every record; only a file
+ * without refusals is queued, so a bad file changes nothing.
  */
 export type ImportKind = 'placements' | 'snapshots';
 export type ImportReport = { kind: ImportKind; records: number; queued: number; refused: { line: number; message: string }[] };

@@ -48,10 +48,9 @@ const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'crea
 export type LedgerDeps = { db: Db; queues: Queues; log: Logger; credit: CreditSources };
 
 /**
- * The conversion ledger (SPEC 3.2, 6): every source (web pixel, SDK, billing webhooks)
- * records through `record`. One call: normalise, attribute, accept once per
- * (brand, event_type, transaction_id) (AcceptedRows: the insert decides `duplicate` and
- * makes the fact pending in the outbox), queue the ClickHouse fact.
+ * The conversion ledger (SPEC 3.2, 6), through which the pixel, the SDKs and the billing webhooks
+ * record: normalise, attribute, accept once per (brand, event_type, transaction_id) with the fact
+ * pending in the outbox, queue the ClickHouse fact.
  */
 export class Ledger {
   /** New rows get back their id's recorded time and the amount as Postgres rounded it. */
@@ -99,10 +98,9 @@ export class Ledger {
   };
 
   /**
-   * First match wins: the event's own click token (this brand's link only); for a
-   * purchase, the attribution of the attributed install whose install_id is the
-   * external_user_id; the event's creator code; for a refund, the attribution of the
-   * row it refunds; else unattributed.
+   * First match wins: the event's click token (this brand's links only); for a purchase, the
+   * attributed install whose install_id is the external_user_id; the event's code; for a refund, the
+   * refunded row's attribution; else unattributed.
    */
   private async attribute(brandId: string, event: NormalizedEvent): Promise<Attribution> {
     const { credit } = this.deps;
