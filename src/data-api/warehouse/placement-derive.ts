@@ -27,10 +27,8 @@ export function derivePlacements(wh: Warehouse, placementIds: Iterable<string>):
 }
 
 /**
- * The placements (under each brand that has them) and their snapshots, as daily activity:
- * each snapshot minus the previous one; null shares count 0, `reported` keeps whether
- * the snapshot had shares. Snapshots are cumulative, so the activity telescopes back to
- * the latest snapshot.
+ * Each placement's snapshots as daily activity, each minus the previous one (cumulative, so they
+ * add up to the latest); null shares count 0 and `reported` keeps whether there were any.
  */
 const HISTORY = `
 WITH

@@ -78,10 +78,9 @@ export class AcceptedRows<Row extends { id: string }, Filled extends { recorded_
 }
 
 /**
- * Queues, in the background, the ClickHouse fact of a row just accepted and pending in the
- * outbox. The Postgres row is what makes the request accepted, so the answer does not wait
- * for Redis, and a Redis failure is logged, not answered: the outbox sweeper sends the row
- * later. Graceful shutdown still flushes these adds (FactQueues.drain).
+ * Queues in the background the fact of a row just accepted: the Postgres row is the acceptance,
+ * so the answer never waits for Redis, and a Redis failure is logged and left to the sweeper.
+ * Shutdown still flushes these adds (FactQueues.drain).
  */
 export function queueOutboxFact<Rows extends RowsByKind, K extends OutboxKind>(
   queues: FactQueues<Rows>,
