@@ -95,9 +95,9 @@ const ALLOWED = new Set<string>([
 
 const key = (rule: number, i: Import) => `${rule}: ${i.from} -> ${i.to}`;
 
-function cycles(): string[][] {
+function cycles(among: Import[] = imports): string[][] {
   const edges = new Map<string, string[]>();
-  for (const i of imports) if (i.to !== i.spec) edges.set(i.from, [...(edges.get(i.from) ?? []), i.to]);
+  for (const i of among) if (i.to !== i.spec) edges.set(i.from, [...(edges.get(i.from) ?? []), i.to]);
   // Tarjan's strongly connected components: each with more than one file is an import cycle.
   let counter = 0;
   const index = new Map<string, number>();
@@ -127,7 +127,7 @@ function cycles(): string[][] {
       if (component.length > 1) found.push(component.sort());
     }
   };
-  for (const f of files) if (!index.has(f)) visit(f);
+  for (const f of edges.keys()) if (!index.has(f)) visit(f);
   return found;
 }
 
@@ -138,6 +138,21 @@ describe('import rules (docs/architecture.md)', () => {
   it('reads the imports of every source file', () => {
     expect(files.length).toBeGreaterThan(100);
     expect(imports.some((i) => i.from === 'src/app.ts' && i.to === 'fastify')).toBe(true);
+  });
+
+  it('each rule catches the import it forbids, and lets the allowed direction pass', () => {
+    const imp = (from: string, to: string): Import => ({ from, to, spec: to.includes('/') ? `./${to}` : to });
+    const breaks = (i: Import) => RULES.filter((r) => r.breaks(i)).map((r) => r.name);
+    expect(breaks(imp('src/attribution/links/resolve.ts', 'fastify'))).toEqual([RULES[0]!.name]);
+    expect(breaks(imp('src/attribution/ledger/record.ts', 'src/http/errors.ts'))).toEqual([RULES[0]!.name]);
+    expect(breaks(imp('src/attribution/webhooks/routes.ts', 'src/http/errors.ts'))).toEqual([]);
+    expect(breaks(imp('src/portal/range.ts', 'src/data-api/params.ts'))).toEqual([RULES[1]!.name]);
+    expect(breaks(imp('src/db/batcher.ts', 'src/attribution/links/resolve.ts'))).toEqual([RULES[2]!.name]);
+    expect(breaks(imp('src/attribution/links/resolve.ts', 'src/db/batcher.ts'))).toEqual([]);
+    expect(breaks(imp('workers/writers.ts', 'src/portal/links.routes.ts'))).toEqual([RULES[3]!.name]);
+    expect(breaks(imp('src/portal/web/main.ts', 'src/portal/schemas.ts'))).toEqual([RULES[4]!.name]);
+    const loop = [imp('src/a.ts', 'src/b.ts'), imp('src/b.ts', 'src/c.ts'), imp('src/c.ts', 'src/a.ts'), imp('src/c.ts', 'src/d.ts')];
+    expect(cycles(loop)).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']]);
   });
 
   RULES.forEach((rule, n) => {
