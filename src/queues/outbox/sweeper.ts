@@ -8,11 +8,7 @@ import { FactQueues } from '../queues';
 import { createRedis } from '../redis';
 import { OUTBOX_KINDS, type OutboxKind } from './accept';
 
-/**
- * Repairs facts pending in `fact_outbox` past a grace period: those ClickHouse has are confirmed,
- * the others queued again as replays, which the worker checks by id (so written once). The
- * failure cases it covers: docs/ingestion.md.
- */
+/** A fact kind accepted in Postgres, as its writer line declares it (workers/writers.ts). */
 export type Outbox = {
   kind: OutboxKind;
   /** The Postgres table of the accepted rows (its `id` is the outbox id). */
@@ -51,6 +47,11 @@ type SweepDeps = { db: Db; warehouse: Warehouse; queues: FactQueues; log: Logger
 type Cursor = { at: string; id: string };
 const START: Cursor = { at: '-infinity', id: '' };
 
+/**
+ * Repairs facts pending in `fact_outbox` past a grace period: those ClickHouse has are confirmed,
+ * the others queued again as replays, which the worker checks by id (so written once). The
+ * failure cases it covers: docs/ingestion.md.
+ */
 export class OutboxSweeper {
   private readonly graceMs: number;
   private readonly batchSize: number;
