@@ -1,4 +1,5 @@
 import type { Logger } from '../../logger';
+import { RepeatedLog } from '../../repeated-log';
 import type { Queues } from '../../facts';
 import type { RecentAppClicks } from '../installs/ip-clicks';
 import { mintClickToken } from '../links/click-token';
@@ -43,7 +44,11 @@ type Deps = { secretKey: string; queues: Queues; clickLinks: ClickLinks; recentA
  * visitor. A click is accepted once its row is in Redis.
  */
 export class ClickRecorder {
-  constructor(private readonly deps: Deps) {}
+  private readonly unremembered: RepeatedLog;
+
+  constructor(private readonly deps: Deps) {
+    this.unremembered = new RepeatedLog(deps.log, 'warn', 'could not remember app clicks for the install IP match');
+  }
 
   /** The link serving a visit to `domain`/`slug`: the slug's, else the domain's root link; null when none is active. */
   async link(domain: string, slug: string | null | undefined): Promise<ServedLink | null> {
@@ -53,7 +58,7 @@ export class ClickRecorder {
 
   /** Records the click and answers with its token; rejects when Redis cannot take the click (nothing recorded). */
   async record(link: ServedLink, visit: Visit): Promise<ClickAnswer & { click_token: string }> {
-    const { secretKey, queues, recentAppClicks, log } = this.deps;
+    const { secretKey, queues, recentAppClicks } = this.deps;
     const token = mintClickToken(secretKey, link.id, { bot: visit.bot });
     const platform = platformFromUserAgent(visit.userAgent);
     const utm = utmFromQuery(visit.query);
@@ -68,9 +73,7 @@ export class ClickRecorder {
       ipHash: visitorIpHash,
       bot: visit.bot,
     };
-    const remembered = recentAppClicks.remember(link.brandId, visitorIpHash, platform, link.id).catch((err) => {
-      log.warn({ err }, 'could not remember an app click for the install IP match');
-    });
+    const remembered = recentAppClicks.remember(link.brandId, visitorIpHash, platform, link.id).catch((err) => this.unremembered.report({ err }));
     await queues.add('clicks', [clickFact(link, click)]);
     await remembered;
     return { ...destinations(link, platform, utm, token), click_token: token };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { enforceRateLimits } from '../../http/rate-limit';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
+import { RepeatedLog } from '../../repeated-log';
 import { isBotVisit } from '../clicks/bots';
 import { bodyObject, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors, refuse } from './body';
 import type { PublicDeps } from './deps';
@@ -21,35 +22,38 @@ const clickBody = z.object({
  * authentication. The service's own link host (src/attribution/link-host) is the other
  * front door to the same ClickRecorder.
  */
-export const clickRoutes = ({ clicks, log, rateLimiter }: Pick<PublicDeps, 'clicks' | 'log' | 'rateLimiter'>) => [
-  route({
-    method: 'POST',
-    path: '/clicks',
-    summary: "Record a click on a brand's link, from the brand's own redirect application",
-    public: true,
-    body: clickBody,
-    bodyLimit: PUBLIC_BODY_LIMIT,
-    responses: { 200: { description: 'The click: {ok, click_token, redirect_url, ...}' }, ...publicErrors, 404: errorSchema('link_not_found'), 503: errorSchema('unavailable') },
-    async handler({ req, reply }) {
-      await enforceRateLimits(reply, rateLimiter, [['public_ip', req.ip]]); // 429 rate_limited (CONTRACT 10)
-      const body = parseFields(clickBody, bodyObject(req.body));
-      const link = body.domain ? await clicks.link(body.domain, body.slug) : null;
-      if (!link) throw refuse(404, 'link_not_found');
-      const visit = {
-        query: body.query,
-        referrer: body.referrer ?? req.headers.referer,
-        userAgent: body.user_agent,
-        country: body.country,
-        ip: body.ip,
-        bot: isBotVisit(body.user_agent),
-      };
-      try {
-        return await clicks.record(link, visit);
-      } catch (err) {
-        // Without Redis a click cannot be kept: refuse rather than answer for a lost click.
-        log.error({ err }, 'could not queue a click');
-        throw refuse(503, 'unavailable');
-      }
-    },
-  }),
-];
+export const clickRoutes = ({ clicks, log, rateLimiter }: Pick<PublicDeps, 'clicks' | 'log' | 'rateLimiter'>) => {
+  const unqueued = new RepeatedLog(log, 'error', 'could not queue clicks; answered 503 unavailable');
+  return [
+    route({
+      method: 'POST',
+      path: '/clicks',
+      summary: "Record a click on a brand's link, from the brand's own redirect application",
+      public: true,
+      body: clickBody,
+      bodyLimit: PUBLIC_BODY_LIMIT,
+      responses: { 200: { description: 'Where to send the visitor: {redirect_url, click_token, platform_hint, link_type, brand_name, app}' }, ...publicErrors, 404: errorSchema('link_not_found'), 503: errorSchema('unavailable') },
+      async handler({ req, reply }) {
+        await enforceRateLimits(reply, rateLimiter, [['public_ip', req.ip]]); // 429 rate_limited (CONTRACT 10)
+        const body = parseFields(clickBody, bodyObject(req.body));
+        const link = body.domain ? await clicks.link(body.domain, body.slug) : null;
+        if (!link) throw refuse(404, 'link_not_found');
+        const visit = {
+          query: body.query,
+          referrer: body.referrer ?? req.headers.referer,
+          userAgent: body.user_agent,
+          country: body.country,
+          ip: body.ip,
+          bot: isBotVisit(body.user_agent),
+        };
+        try {
+          return await clicks.record(link, visit);
+        } catch (err) {
+          // Without Redis a click cannot be kept: refuse rather than answer for a lost click.
+          unqueued.report({ err });
+          throw refuse(503, 'unavailable');
+        }
+      },
+    }),
+  ];
+};
