@@ -88,7 +88,6 @@ const ALLOWED = new Set<string>([
   '0: src/attribution/ledger/types.ts -> src/http/storable-text.ts',
   '0: src/attribution/reporting/paging.ts -> src/http/storable-text.ts',
   '0: src/attribution/webhooks/authenticity.ts -> src/http/bearer.ts',
-  '0: src/attribution/webhooks/connections.ts -> src/http/errors.ts',
   // Item 1: each plugin gets a typed deps object instead of the whole Services.
   '2: src/http/health.ts -> src/services.ts',
 ]);

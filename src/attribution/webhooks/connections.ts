@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../db/database';
 import type { BillingConnectionsTable } from '../../db/schema';
-import { HttpError, notFound } from '../../http/errors';
+import { conflict, notFound } from '../../refusal';
 import { newId, newToken, sha256 } from '../../secrets';
 import { PROVIDERS, type Provider } from '../ledger/types';
 import { SETTINGS_SCHEMAS } from './providers';
@@ -94,7 +94,7 @@ export class Connections {
       .onConflict((oc) => oc.columns(['brand_id', 'provider']).doNothing())
       .returningAll()
       .executeTakeFirst();
-    if (!row) throw new HttpError(409, { error: 'already_connected' });
+    if (!row) throw conflict('already_connected');
     return this.answer(row);
   }
 
