@@ -27,7 +27,7 @@ export type FactWriter<Row extends FactRow = FactRow> = {
   /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables). Must be idempotent. */
   afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
   /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
-  outbox?: Pick<Outbox, 'source' | 'fact'>;
+  outbox?: { source: Outbox['source']; fact(row: never): Row };
   maxRows?: number;
   maxWaitMs?: number;
 };
