@@ -1,4 +1,4 @@
-import { isStorableText } from '../http/storable-text';
+import { isStorableText } from '../storable-text';
 import { invalidParameter } from '../http/query';
 import { SORTS, type Sort } from './params';
 import type { PostCursor } from './queries';

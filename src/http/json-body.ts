@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidBody } from './errors';
-import { isStorableValue } from './storable-text';
+import { isStorableValue } from '../storable-text';
 
 /**
  * The app's JSON body parser (and text/plain on the public attribution routes); an empty body is

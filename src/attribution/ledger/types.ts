@@ -1,4 +1,4 @@
-import { isStorableText } from '../../http/storable-text';
+import { isStorableText } from '../../storable-text';
 
 /**
  * The conversion ledger's vocabulary, shared by every source that writes to it:

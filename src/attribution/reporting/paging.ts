@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStorableValue } from '../../http/storable-text';
+import { isStorableValue } from '../../storable-text';
 
 /**
  * Keyset paging for portal and internal lists (CONTRACT 8): `limit` 1..100 (default 50)
