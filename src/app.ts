@@ -74,8 +74,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   linkHostRoutes(app, { hosts, clicks, log, mayRecord });
 
   await app.register(cookie);
-  const opts = { services };
-  await app.register(healthRoutes, opts);
+  await app.register(healthRoutes, { deps: services });
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
   const { warehouse, queues, linkChanges, rateLimiter } = services;
   const { publicBaseUrl, secretKey } = config;

@@ -1,8 +1,21 @@
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config';
+import type { Db } from '../db/database';
 import { outboxPendingSeconds } from '../queues/outbox/sweeper';
 import { ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
 import { FACT_KINDS, type FactKind } from '../queues/facts';
-import type { Services } from '../services';
+import type { QueueState } from '../queues/queues';
+import type { Warehouse } from '../warehouse/clickhouse';
+
+/** What health reads: the three stores, the queues' state and the limits it reports against. */
+export type HealthDeps = {
+  db: Db;
+  redis: Redis;
+  warehouse: Warehouse;
+  queues: { state(): Promise<Record<FactKind, QueueState>> };
+  config: Pick<Config, 'timeouts' | 'degradedAfter'>;
+};
 
 /** Settles with `p`, or rejects once `ms` have passed: a hung store fails its probe instead of holding it. */
 function within<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -16,7 +29,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
 type Stores = { postgres: boolean; redis: boolean; clickhouse: boolean };
 
 /** Probes the three stores at once, each given `healthProbeMs` (CONTRACT 10), and sets the reachability gauges. */
-async function probeStores(services: Services): Promise<Stores> {
+async function probeStores(services: HealthDeps): Promise<Stores> {
   const ms = services.config.timeouts.healthProbeMs;
   const checks = await Promise.allSettled([
     within(services.db.selectNoFrom((eb) => eb.val(1).as('one')).execute(), ms),
@@ -39,7 +52,7 @@ async function probeStores(services: Services): Promise<Stores> {
  * QUEUE_STALLED_SECONDS of an unconsumed job, `ingestion_lag` past INGESTION_LAG_DEGRADED_SECONDS of
  * an accepted fact not yet queryable. Sets the gauges of /metrics on the way.
  */
-async function degradedParts(services: Services): Promise<string[]> {
+async function degradedParts(services: HealthDeps): Promise<string[]> {
   const [queues, outbox] = await Promise.all([services.queues.state(), outboxPendingSeconds(services.db)]);
   const { ingestionLagSeconds, queueStalledSeconds } = services.config.degradedAfter;
   const degraded: string[] = [];
@@ -54,7 +67,7 @@ async function degradedParts(services: Services): Promise<string[]> {
 }
 
 /** GET /healthz and GET /metrics (CONTRACT 7). */
-export async function healthRoutes(app: FastifyInstance, { services }: { services: Services }) {
+export async function healthRoutes(app: FastifyInstance, { deps: services }: { deps: HealthDeps }) {
   const ms = services.config.timeouts.healthProbeMs;
 
   app.get('/healthz', async (_req, reply) => {
