@@ -10,6 +10,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 120_000,
+    // Polls wait for workers, browsers and restarts: on 2 busy cores a second is not enough.
+    expect: { poll: { timeout: 10_000 } },
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     reporters: ['default'],
