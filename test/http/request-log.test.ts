@@ -1,0 +1,73 @@
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app';
+import { createLogger } from '../../src/logger';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+
+// The service's own app, on the test service's stores, with a logger at the default level whose lines we read.
+let t: TestService;
+let app: FastifyInstance;
+const lines: Record<string, unknown>[] = [];
+
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+  const log = createLogger('info', { write: (line: string) => lines.push(JSON.parse(line)) });
+  app = await buildApp({ ...t.services, log });
+  await app.ready();
+});
+afterAll(async () => {
+  await app?.close();
+  if (t) await destroyTestService(t);
+});
+
+/** Every line written while one request is served. */
+async function linesOf(req: InjectOptions) {
+  lines.length = 0;
+  const res = await app.inject(req);
+  return { res, own: [...lines] };
+}
+
+describe('request log', () => {
+  it('writes one line per request, when it is answered, with method, url, status, time and request id', async () => {
+    const { res, own } = await linesOf({ method: 'GET', url: '/healthz' });
+    expect(own).toHaveLength(1);
+    const [line] = own;
+    expect(line).toMatchObject({ level: 30, msg: 'request completed', method: 'GET', url: '/healthz', statusCode: res.statusCode });
+    expect(typeof line!.reqId).toBe('string');
+    expect(line!.responseTime).toBeGreaterThanOrEqual(0);
+    // No client address in the line (the project never logged one).
+    expect(JSON.stringify(line)).not.toContain('127.0.0.1');
+  });
+
+  it('carries no secret: Authorization header, api_key query, webhook token path', async () => {
+    const a = await linesOf({
+      method: 'GET',
+      url: '/api/v1/brand?api_key=sk_live_query_secret&x=1',
+      headers: { authorization: 'Bearer sk_live_header_secret', 'x-svc-api-key': 'sk_live_other_secret' },
+    });
+    expect(a.res.statusCode).toBe(401);
+    const b = await linesOf({ method: 'POST', url: '/api/webhooks/attribution/stripe/svw_tokensecret', payload: {} });
+    expect(a.own).toHaveLength(1);
+    expect(b.own).toHaveLength(1);
+    expect(a.own[0]).toMatchObject({ url: '/api/v1/brand?api_key=[redacted]&x=1', statusCode: 401 });
+    expect(b.own[0]).toMatchObject({
+      method: 'POST',
+      url: '/api/webhooks/attribution/stripe/svw_[redacted]',
+      statusCode: b.res.statusCode,
+    });
+    const out = JSON.stringify([...a.own, ...b.own]);
+    for (const secret of ['sk_live_query_secret', 'sk_live_header_secret', 'sk_live_other_secret', 'tokensecret']) expect(out).not.toContain(secret);
+  });
+
+  it('writes nothing per request above the default level', async () => {
+    const quiet: string[] = [];
+    const warnApp = await buildApp({ ...t.services, log: createLogger('warn', { write: (line: string) => quiet.push(line) }) });
+    try {
+      const res = await warnApp.inject({ method: 'GET', url: '/healthz' });
+      expect(res.statusCode).toBe(200);
+      expect(quiet).toEqual([]);
+    } finally {
+      await warnApp.close();
+    }
+  });
+});
