@@ -6,27 +6,15 @@ import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropDatabase } from '../src/db/database';
-import { signAdminToken } from '../src/http/admin-auth';
-import { deleteKeysByPrefix } from '../src/queues/redis';
 import { createWarehouse } from '../src/warehouse/clickhouse';
-import { eventually, isolatedEnv } from './helpers/harness';
-import { exited, SERVICE_COMMAND, startServiceProcess } from './helpers/service-process';
+import { eventually } from './helpers/harness';
+import { exited, SERVICE_COMMAND, serviceProcessEnv, startServiceProcess } from './helpers/service-process';
 
 /**
  * The real process, as `npm start` runs it: stopped with SIGTERM while placements are
  * still queued, then started again; every placement must reach ClickHouse.
  */
-const env = {
-  ...process.env,
-  ...isolatedEnv('main'),
-  NODE_ENV: 'development',
-  PORT: '0',
-  DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-main-')),
-  DEMO: '0',
-  LOG_LEVEL: 'warn',
-};
-const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
+const { env, admin, remove } = serviceProcessEnv('main');
 
 const SERVICE = SERVICE_COMMAND;
 
@@ -58,12 +46,7 @@ async function startsOnceReleased(spawnEnv: NodeJS.ProcessEnv, warning: string, 
   return base;
 }
 
-afterAll(async () => {
-  await dropDatabase(env.DATABASE_URL);
-  const redis = new Redis('redis://127.0.0.1:6379');
-  await deleteKeysByPrefix(redis, env.QUEUE_PREFIX);
-  await redis.quit();
-});
+afterAll(remove);
 
 describe('npm start', () => {
   it('answers /healthz, and a SIGTERM with placements queued loses none of them', async () => {

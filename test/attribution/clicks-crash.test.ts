@@ -1,14 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropDatabase } from '../../src/db/database';
-import { signAdminToken } from '../../src/http/admin-auth';
-import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { createWarehouse } from '../../src/warehouse/clickhouse';
-import { eventually, isolatedEnv } from '../helpers/harness';
-import { exited, SERVICE_COMMAND, startServiceProcess } from '../helpers/service-process';
+import { eventually } from '../helpers/harness';
+import { exited, SERVICE_COMMAND, serviceProcessEnv, startServiceProcess } from '../helpers/service-process';
 
 /**
  * Issue 19, item 6: the portal's click counts stay exact when the process is killed at any
@@ -17,28 +10,12 @@ import { exited, SERVICE_COMMAND, startServiceProcess } from '../helpers/service
  * counted must be every click answered 200, plus at most the clicks that were in flight at
  * the kill (accepted into Redis, their answer lost), never fewer.
  */
-const env = {
-  ...process.env,
-  ...isolatedEnv('crash'),
-  NODE_ENV: 'development',
-  PORT: '0',
-  DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-crash-')),
-  DEMO: '0',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_PUBLIC_IP: '0',
-};
-const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
+const { env, admin, remove } = serviceProcessEnv('crash', { RATE_LIMIT_PUBLIC_IP: '0' });
 const ROUNDS = 3;
 const CLIENTS = 8;
 const MIN_PER_ROUND = 50;
 
-afterAll(async () => {
-  await dropDatabase(env.DATABASE_URL);
-  const redis = new Redis('redis://127.0.0.1:6379');
-  await deleteKeysByPrefix(redis, env.QUEUE_PREFIX);
-  await redis.quit();
-  rmSync(env.DATA_DIR, { recursive: true, force: true });
-});
+afterAll(remove);
 
 async function post(base: string, path: string, body: unknown): Promise<{ id: string }> {
   const res = await fetch(`${base}${path}`, { method: 'POST', headers: admin, body: JSON.stringify(body) });

@@ -1,4 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { dropDatabase } from '../../src/db/database';
+import { signAdminToken } from '../../src/http/admin-auth';
+import { deleteKeysByPrefix } from '../../src/queues/redis';
+import { isolatedEnv } from './harness';
 
 /** `npm start`'s command, run in place: Node with tsx on src/main.ts. */
 export const SERVICE_COMMAND = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
@@ -33,3 +41,29 @@ export function startServiceProcess(
 
 /** The exit code of `child` once it exits. */
 export const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+
+/**
+ * The environment of a service run as its own process (`npm start`), isolated like a test
+ * service: its own databases, Redis prefix, secrets and data directory; `remove` drops them.
+ */
+export function serviceProcessEnv(name: string, extra: Record<string, string> = {}) {
+  const env = {
+    ...process.env,
+    ...isolatedEnv(name),
+    NODE_ENV: 'development',
+    PORT: '0',
+    DATA_DIR: mkdtempSync(join(tmpdir(), `svc-${name}-`)),
+    DEMO: '0',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+  const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
+  const remove = async () => {
+    await dropDatabase(env.DATABASE_URL);
+    const redis = new Redis('redis://127.0.0.1:6379');
+    await deleteKeysByPrefix(redis, env.QUEUE_PREFIX);
+    await redis.quit();
+    rmSync(env.DATA_DIR, { recursive: true, force: true });
+  };
+  return { env, admin, remove };
+}
