@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/database';
-import { bearerToken } from '../http/bearer';
 import { HttpError } from '../http/errors';
-import { sha256 } from '../secrets';
+import { bearerToken, sha256 } from '../secrets';
 
 /** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (SPEC 5). */
 export function apiKeyOf(req: FastifyRequest): string | undefined {

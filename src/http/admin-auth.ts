@@ -1,6 +1,6 @@
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken } from './bearer';
+import { bearerToken } from '../secrets';
 import { HttpError } from './errors';
 
 /** Admin JWTs (CONTRACT 3): HS256, claim user_typ "svc", one hour. */

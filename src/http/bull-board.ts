@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import type { FactQueues } from '../queues/queues';
 import { adminTokenVerifier } from './admin-auth';
-import { bearerToken } from './bearer';
+import { bearerToken } from '../secrets';
 import { HttpError } from './errors';
 
 const BASE = '/admin/queues';

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { bearerToken } from '../../http/bearer';
-import { safeEqual } from '../../secrets';
+import { bearerToken, safeEqual } from '../../secrets';
 import { unauthenticated } from './connector';
 
 /** Checks shared by the connectors' `authenticate` steps. */
