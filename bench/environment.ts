@@ -3,9 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { type Config, loadConfig } from '../src/config';
 import { dropDatabase } from '../src/db/database';
+import { createLogger, type Logger } from '../src/logger';
 import { deleteKeysByPrefix } from '../src/queues/redis';
+
+/** The benches log at `info` by default, as a default deployment does; BENCH_LOG_LEVEL=warn compares. */
+export const benchLogLevel = process.env.BENCH_LOG_LEVEL || 'info';
+
+/** A bench's logger writes to stderr, so stdout keeps one JSON line per figure. */
+export const benchLogger = (level: string): Logger => createLogger(level, pino.destination(2));
 
 /**
  * A throw-away Postgres database, Redis key prefix and embedded-ClickHouse directory on
@@ -27,7 +35,7 @@ export function benchEnvironment(name: string): { config: Config; remove(): Prom
     dataDir,
     queuePrefix: `svcbench_${suffix}`,
     publicBaseUrl: 'http://svc.bench',
-    logLevel: 'warn',
+    logLevel: benchLogLevel,
     demo: false,
   };
   return {

@@ -4,11 +4,10 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app';
 import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
-import { createLogger } from '../src/logger';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { startWorkerThread, type Workers } from '../workers';
 import { percentile, round, seedWebLink } from './helpers';
-import { benchEnvironment } from './environment';
+import { benchEnvironment, benchLogger } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -126,7 +125,7 @@ const bench: Bench = async (emit, filter) => {
   const env = benchEnvironment('ingestion');
   // One machine sends every request from one address: the per-IP limit (CONTRACT 10) is turned off, as the contract lets a load generator do.
   env.config.rateLimits = { ...env.config.rateLimits, publicIp: 0 };
-  const log = createLogger(env.config.logLevel);
+  const log = benchLogger(env.config.logLevel);
   let services: Services | undefined;
   let app: FastifyInstance | undefined;
   let workers: Workers | undefined;
@@ -210,6 +209,7 @@ const bench: Bench = async (emit, filter) => {
         ...figures,
         baseline,
         ratio: round(figures.requests_rps / baseline.requests_rps),
+        log_level: env.config.logLevel,
         rounds_ratio: served.measured.map((r, i) => round(rate(r) / rate(ceiling.measured[i]!))),
       });
       return served;
