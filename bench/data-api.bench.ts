@@ -7,11 +7,10 @@ import { creatorFact } from '../src/data-api/warehouse/facts';
 import { derivePlacements } from '../src/data-api/warehouse/placement-derive';
 import { encodeCursor } from '../src/data-api/cursor';
 import { signAdminToken } from '../src/http/admin-auth';
-import { createLogger } from '../src/logger';
 import { PLATFORMS } from '../src/platforms';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { round, timeCalls } from './helpers';
-import { benchEnvironment } from './environment';
+import { benchEnvironment, benchLogger } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -30,7 +29,7 @@ const DEEP_POSITION = 90_000;
 
 const bench: Bench = async (emit) => {
   const env = benchEnvironment('data');
-  const log = createLogger(env.config.logLevel);
+  const log = benchLogger(env.config.logLevel);
   const services = await createServices(env.config, log);
   let app: FastifyInstance | undefined;
   try {
