@@ -2,10 +2,9 @@ import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type Logger, redactUrl } from '../logger';
 
 /**
- * One log line per request, written when the answer is sent, instead of Fastify's two
- * ("incoming request", "request completed"): at the default level the log is a large share
- * of an ingestion request's cost. Fastify's error lines (a failed response, a stream error) stay.
- * The client address is not logged (the request serializer in src/logger.ts never did either).
+ * One log line per request, when the answer is sent, instead of Fastify's two: at the default
+ * level the log is a large share of an ingestion request's cost (docs/benchmarks.md). Fastify's
+ * error lines stay; the client address is not logged.
  */
 export class OneLineRequestLog extends LogController {
   override incomingRequest(): void {}
