@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createBrand } from '../helpers/fixtures';
 import { freePort } from '../helpers/free-port';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * GET /docs/api in Debian's headless Chromium, against the service listening on a real port
@@ -11,10 +12,7 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
  * drawn, one is called with an API key, the switch shows the portal's document, and nothing is
  * requested from another origin, refused by the CSP or thrown. Screenshots go to test/artifacts/.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-if (!installed) console.warn(`skipping the API reference browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+const installed = chromiumInstalled('API reference');
 
 const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
 
@@ -54,10 +52,7 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
     const brand = await createBrand(t, { name: 'Acme' });
     apiKey = (await createApiKey(t, brand.id)).key;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDomain, createLink } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { freePort } from '../helpers/free-port';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, portal, portalLogin } from '../portal/helpers';
+import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * The web pixel end to end, in Debian's headless Chromium: the service listens on
@@ -16,10 +16,7 @@ import { createPortalUser, portal, portalLogin } from '../portal/helpers';
  * holds the snippet of GET /setup verbatim, and a purchase tracked in the page must reach
  * the ledger credited to the link whose click minted the page's svc_cid.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-if (!installed) console.warn(`skipping the pixel browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+const installed = chromiumInstalled('pixel');
 
 let t: TestService;
 let browser: Browser;
@@ -108,10 +105,7 @@ describe.skipIf(!installed)('web pixel in headless Chromium', () => {
     await new Promise<void>((resolve) => landing.listen(0, '127.0.0.1', resolve));
     landingOrigin = `http://127.0.0.1:${(landing.address() as AddressInfo).port}`;
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/http/query';
 import { createCode, createDomain, createLink, insertPastClicks, insertSandboxPurchase, type LinkFixture } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
+import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * The brand portal's pages in Debian's headless Chromium, against the service listening on a
@@ -22,10 +23,7 @@ import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
  *   30 purchases today (USD, credited by click token), one in EUR by code ANNA, one refund;
  *   one sandbox purchase (stored apart, never counted).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-if (!installed) console.warn(`skipping the portal browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+const installed = chromiumInstalled('portal');
 
 const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
 const EMAIL = 'owner@acme.test';
@@ -146,10 +144,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await insertSandboxPurchase(t, brand.id, new Date(Date.now() - 5 * 60_000));
     await t.settle();
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser, } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { createDomain, createLink, type LinkFixture } from '../../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
 import { postPublic, uniqueId } from '../public/setup';
+import { chromiumInstalled, launchChromium } from '../../helpers/chromium';
 
 /**
  * Creator links in Debian's headless Chromium: the service listens on 127.0.0.1 and the
@@ -16,10 +17,7 @@ import { postPublic, uniqueId } from '../public/setup';
  * secure contexts, where the Clipboard API exists). A phone user agent, since `isbot` rightly
  * calls HeadlessChrome a bot.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const installed = existsSync(CHROMIUM);
-if (!installed && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium`);
-if (!installed) console.warn(`skipping the link host browser tests: ${CHROMIUM} is not installed (apt-get install -y chromium)`);
+const installed = chromiumInstalled('link host');
 
 const IPHONE_SAFARI =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
@@ -57,10 +55,7 @@ describe.skipIf(!installed)('creator links in a browser', () => {
       ios_url: 'https://apps.apple.com/app/id123456789',
       android_url: 'https://play.google.com/store/apps/details?id=com.acme.app',
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     mkdirSync(ARTIFACTS, { recursive: true });
   }, 60_000);
 
