@@ -27,9 +27,11 @@ export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts): 
       query_timeout: timeouts.statementMs + 250,
     }),
   });
-  // An idle client that the server disconnects (restart, failover) emits 'error';
-  // the pool drops it and the next query opens a new one, so it must not crash us.
+  // A client the server disconnects (restart, failover, a terminated backend) emits 'error': when
+  // idle through the pool, when checked out (between a transaction's statements) on itself.
+  // Either way it is dropped and the next query opens a new one, so it must not crash us.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   pools.set(db, pool);
   return db;
