@@ -44,11 +44,21 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('npm pack of @svc/react-native', () => {
-  it('packs dist/ (ES module and declarations), the source and the README, nothing else', () => {
+  it('packs dist/ (ES module and declarations) and the README, nothing else', () => {
     expect(packed.filename).toBe('svc-react-native-0.1.0.tgz');
-    expect(packed.files.map((f) => f.path).sort()).toEqual(['README.md', 'dist/index.d.ts', 'dist/index.js', 'package.json', 'src/index.ts']);
+    expect(packed.files.map((f) => f.path).sort()).toEqual(['README.md', 'dist/index.d.ts', 'dist/index.js', 'package.json']);
     const installed = JSON.parse(readFileSync(join(app, 'node_modules/@svc/react-native/package.json'), 'utf8'));
     expect(installed.dependencies ?? {}).toEqual({});
+  });
+
+  it('points every entry a bundler may pick (Metro reads "react-native" first) at the code carrying the written endpoint', () => {
+    const root = join(app, 'node_modules/@svc/react-native');
+    const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+    const { types, ...conditions } = manifest.exports['.'];
+    const entries = [manifest.main, manifest.module, manifest['react-native'], manifest.browser, ...Object.values(conditions)].filter((e) => e !== undefined);
+    expect(entries.length).toBeGreaterThan(0);
+    for (const entry of entries) expect(readFileSync(join(root, entry), 'utf8'), entry).toContain('export const DEFAULT_ENDPOINT = "https://svc.example.com";');
+    expect(types).toBe('./dist/index.d.ts');
   });
 
   it('runs a first launch and a purchase from Node in the scratch app, on the endpoint written in at pack time', () => {

@@ -1,5 +1,6 @@
 // Builds dist/ (ES module + type declarations) with the repository's TypeScript, then writes the
 // deployment's public URL into DEFAULT_ENDPOINT when PUBLIC_BASE_URL is set (npm pack runs this).
+// So every entry of package.json, Metro's included, must point at dist/: src/ keeps the local default.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
