@@ -1,6 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as sdk from '../../sdk/react-native/src/index';
-import { loadVectors, runVector } from './vector-runner';
+import { loadVectors, runVector, VECTORS_DIR } from './vector-runner';
 
 const vectors = loadVectors();
 
@@ -21,6 +22,14 @@ describe('sdk/vectors: every behaviour case against the React Native SDK (stub f
     ]) {
       expect(names).toContain(name);
     }
+  });
+
+  it('names each case after its file, and the README lists every case', () => {
+    const files = readdirSync(VECTORS_DIR).filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).sort();
+    expect(vectors.map((v) => v.name).sort()).toEqual(files);
+    const readme = readFileSync(new URL('README.md', VECTORS_DIR), 'utf8');
+    const listed = [...readme.slice(readme.indexOf('## The cases')).matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]);
+    expect(listed.sort()).toEqual(files);
   });
 
   it('the runner reports a wrong body, a request not expected and a wrong storage after', async () => {
