@@ -119,7 +119,9 @@ async function answerVisit(req: FastifyRequest, link: ServedLink, visit: Visit, 
 type Target = { slug: string; query: string } | 'robots' | 'reserved' | null;
 
 /** The slug and raw query of a request URL; null for a path no link can have (malformed, NUL, too long). */
-function visitTarget(url: string): Target {
+function visitTarget(requestTarget: string): Target {
+  // HTTP/1.1 servers must take the absolute form (`GET http://maya.link/spring`) too: its path is the slug.
+  const url = requestTarget.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '');
   const q = url.indexOf('?');
   const rawPath = q < 0 ? url : url.slice(0, q);
   if (rawPath.length > MAX_PATH) return null;

@@ -20,9 +20,9 @@ export type ServedLink = {
   androidUrl: string | null;
 };
 
-/** The host a visitor hit as links are stored: lower case, no port, no leading `www.`. */
+/** The host a visitor hit as links are stored: lower case, no port (an empty one too, as URLs allow), no leading `www.`. */
 export function clickedDomain(domain: string): string | null {
-  return normalizeHostname(domain.trim().replace(/:\d+$/, ''));
+  return normalizeHostname(domain.trim().replace(/:\d*$/, ''));
 }
 
 /** The path after the domain, without surrounding slashes, query or fragment: `/jane/?x=1` → `jane`. */

@@ -1,8 +1,11 @@
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { createDomain, createLink } from '../../helpers/attribution-fixtures';
 import { createBrand } from '../../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { createPortalUser, portal, portalLogin } from '../../portal/helpers';
 import { ANDROID, type AttributionBrand, attributionBrand, DESKTOP, IPHONE, postPublic, uniqueId, warehouseRows } from '../public/setup';
 
 /** The link host (CONTRACT 9): GET and HEAD on an attribution domain, through inject with Host headers. */
@@ -64,7 +67,7 @@ describe('web links', () => {
   });
 
   it('matches hosts in any casing, with a port, a trailing dot or www., and percent-encoded slugs', async () => {
-    for (const host of [acme.hostname.toUpperCase(), `${acme.hostname}:8443`, `${acme.hostname}.`, `www.${acme.hostname}`, `WWW.${acme.hostname}.:80`]) {
+    for (const host of [acme.hostname.toUpperCase(), `${acme.hostname}:8443`, `${acme.hostname}.`, `${acme.hostname}:`, `www.${acme.hostname}`, `WWW.${acme.hostname}.:80`]) {
       const res = await visit({ host, path: '/%4D%61ya/' });
       expect(res.statusCode, host).toBe(302);
       expect(clickTokenLinkId(t.config.secretKey, tokenIn(res.headers.location as string)!), host).toBe(acme.web.id);
@@ -175,7 +178,7 @@ describe('what is not a click', () => {
   });
 
   it('answers HEAD as GET would, without recording or a click token', async () => {
-    const before = (await clicksOf(acme.web.id)).length;
+    const before = [(await clicksOf(acme.web.id)).length, (await clicksOf(acme.app.id)).length];
     const web = await visit({ path: '/maya?utm_source=x', method: 'HEAD' });
     expect(web.statusCode).toBe(302);
     expect(web.headers.location).toBe('https://acme.example/shop?ref=maya&utm_source=x');
@@ -183,7 +186,7 @@ describe('what is not a click', () => {
     const app = await visit({ path: '/app', method: 'HEAD' });
     expect(app.statusCode).toBe(200);
     expect(app.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect((await clicksOf(acme.web.id)).length).toBe(before);
+    expect([(await clicksOf(acme.web.id)).length, (await clicksOf(acme.app.id)).length]).toEqual(before);
   });
 
   it('refuses other methods with 405 HTML, before reading a body', async () => {
@@ -226,6 +229,24 @@ describe('what is not a click', () => {
       if (status === 404) expect(res.headers['content-type'], path).toBe('text/html; charset=utf-8');
       if (status === 302) expect(acmeLinks, path).toContain(clickTokenLinkId(t.config.secretKey, tokenIn(res.headers.location as string)!));
     }
+  });
+
+  it('takes a request target in absolute form (as sent to a proxy) by its path', async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = t.app.server.address() as AddressInfo;
+    const head = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () =>
+        socket.write(`GET http://${acme.hostname}/maya?utm_source=x HTTP/1.1\r\nHost: ${acme.hostname}\r\nUser-Agent: ${IPHONE}\r\nConnection: close\r\n\r\n`),
+      );
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    expect(head).toMatch(/^HTTP\/1\.1 302 /);
+    const location = head.match(/^location: (.+)$/im)![1]!.trim();
+    expect(location).toMatch(/^https:\/\/acme\.example\/shop\?ref=maya&utm_source=x&svc_cid=svc_/);
+    expect(clickTokenLinkId(t.config.secretKey, tokenIn(location)!)).toBe(acme.web.id);
   });
 
   it('keeps today’s routes on every host that is not an attribution domain', async () => {
@@ -303,6 +324,15 @@ describe('bots and previews', () => {
     const byId = new Map(links.json().data.map((l: { id: string }) => [l.id, l]));
     expect(byId.get(String(brand.web.id))).toMatchObject({ clicks: 1, bot_clicks: visits.length });
     expect(byId.get(String(brand.app.id))).toMatchObject({ clicks: 0, bot_clicks: 1 });
+    const email = `${uniqueId('owner')}@botco.example`;
+    await createPortalUser(t, brand.brand.id, email);
+    const session = portal(t, await portalLogin(t, email));
+    const overview = (await session.get('/overview')).json();
+    expect(overview).toMatchObject({ clicks: 1, bot_clicks: visits.length + 1, installs: 1 });
+    expect(overview.daily.at(-1)).toMatchObject({ clicks: 1 });
+    const portalLinks = new Map((await session.get('/links')).json().data.map((l: { id: string }) => [l.id, l]));
+    expect(portalLinks.get(String(brand.web.id))).toMatchObject({ clicks: 1, bot_clicks: visits.length });
+    expect(portalLinks.get(String(brand.app.id))).toMatchObject({ clicks: 0, bot_clicks: 1, installs: 0 });
   });
 
   it('POST /clicks applies the same rule to its user_agent field', async () => {
