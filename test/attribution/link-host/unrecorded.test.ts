@@ -1,28 +1,42 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
-import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { FreezableProxy } from '../../helpers/freezable-proxy';
+import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../../helpers/harness';
 import { PrivateRedis } from '../../helpers/private-redis';
-import { attributionBrand, IPHONE, postPublic, warehouseRows } from '../public/setup';
+import { attributionBrand, IPHONE, postPublic, uniqueId, warehouseRows } from '../public/setup';
 
 /**
  * Visits the link host serves but does not record (CONTRACT 9 and 10): over the per-IP limit
- * and with Redis gone, the visitor still reaches the destination, without a click token.
+ * (counted per visitor, behind a proxy too) and with Redis gone, the visitor still reaches the
+ * destination, without a click token; with Postgres hung, a link not in memory is a 503 page.
  */
 const services: TestService[] = [];
 const redises: PrivateRedis[] = [];
+const proxies: FreezableProxy[] = [];
 afterAll(async () => {
+  for (const p of proxies) p.thaw();
   for (const t of services) await destroyTestService(t);
   for (const r of redises) await r.kill();
+  for (const p of proxies) await p.close();
 });
 
-const visit = (t: TestService, host: string, path: string, remoteAddress = '203.0.113.1') =>
-  t.request({ method: 'GET', url: path, headers: { host, 'user-agent': IPHONE }, remoteAddress });
+const visit = (t: TestService, host: string, path: string, remoteAddress = '203.0.113.1', headers: Record<string, string> = {}) =>
+  t.request({ method: 'GET', url: path, headers: { host, 'user-agent': IPHONE, ...headers }, remoteAddress });
+const tokenOf = (location: unknown) => new URL(String(location)).searchParams.get('svc_cid');
+
+/** Limits count in fixed minutes: start a counting test early in one, so it ends in the same. */
+async function freshWindow(): Promise<void> {
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 10_000) await sleep(left + 50);
+}
 
 describe('link host over the per-IP limit', () => {
   it('still redirects, records nothing and mints no token; other addresses are recorded', async () => {
     const t = await startTestService({ env: { RATE_LIMIT_PUBLIC_IP: '3' } });
     services.push(t);
     const acme = await attributionBrand(t, 'Limits');
+    await freshWindow();
     const tokens: (string | null)[] = [];
     for (let i = 0; i < 5; i++) {
       const res = await visit(t, acme.hostname, '/maya?utm_source=x');
@@ -74,5 +88,56 @@ describe('link host with Redis gone', () => {
     await expect
       .poll(async () => (await visit(t, acme.hostname, '/maya')).headers.location, { timeout: 10_000, interval: 200 })
       .toContain('svc_cid=svc_');
+  });
+});
+
+describe('link host behind a proxy (TRUST_PROXY)', () => {
+  it('takes the domain from X-Forwarded-Host and the visitor from X-Forwarded-For, for the limit and the IP match', async () => {
+    const t = await startTestService({ env: { RATE_LIMIT_PUBLIC_IP: '2', TRUST_PROXY: '10.0.0.1' } });
+    services.push(t);
+    const acme = await attributionBrand(t, 'Proxied');
+    const viaProxy = (path: string, visitor: string) =>
+      visit(t, 'svc-internal.test', path, '10.0.0.1', { 'x-forwarded-host': acme.hostname, 'x-forwarded-for': visitor });
+    await freshWindow();
+    const tokens = [];
+    for (let i = 0; i < 3; i++) tokens.push(tokenOf((await viaProxy('/maya', '198.51.100.1')).headers.location));
+    expect(tokens.map((token) => token && clickTokenLinkId(t.config.secretKey, token))).toEqual([acme.web.id, acme.web.id, null]);
+    // Another visitor behind the same proxy has a limit of its own, and its app click is IP-matched by its own address.
+    const page = await viaProxy('/app', '198.51.100.2');
+    expect(page.body).toMatch(/<main data-click-token="svc_/);
+    const install = await postPublic(
+      t,
+      'installs',
+      { pixel_key: acme.brand.pixel_key, install_id: uniqueId('proxied'), platform: 'ios' },
+      { remoteAddress: '10.0.0.1', headers: { 'x-forwarded-for': '198.51.100.2' } },
+    );
+    expect(install.json().install).toMatchObject({ resolution_method: 'ip', link: { id: acme.app.id } });
+    // From anywhere but the trusted proxy, the headers are the visitor's own and are not believed.
+    const spoofed = await visit(t, 'svc-internal.test', '/maya', '203.0.113.5', { 'x-forwarded-host': acme.hostname });
+    expect(spoofed.json()).toEqual({ error: 'not_found' });
+  });
+});
+
+describe('link host with Postgres hung', () => {
+  it('serves a link it holds in memory, and answers a 503 page within 5 s for one it must read', async () => {
+    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
+    proxies.push(proxy);
+    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhpg_${randomBytes(5).toString('hex')}` } });
+    services.push(t);
+    const acme = await attributionBrand(t, 'Hung');
+    expect((await visit(t, acme.hostname, '/maya')).statusCode).toBe(302);
+
+    proxy.freeze();
+    const cached = await visit(t, acme.hostname, '/maya');
+    expect(tokenOf(cached.headers.location)).toMatch(/^svc_/);
+    const started = Date.now();
+    const uncached = await visit(t, acme.hostname, '/app');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(uncached.statusCode).toBe(503);
+    expect(uncached.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(uncached.body).toContain('Temporarily unavailable');
+
+    proxy.thaw();
+    await eventually(() => visit(t, acme.hostname, '/app').then((r) => r.statusCode), (status) => status === 200, 15_000);
   });
 });
