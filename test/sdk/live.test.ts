@@ -132,6 +132,27 @@ describe('the React Native SDK against the running service', () => {
     expect(String(row!.link!.id)).toBe(String(acme.app.id));
   });
 
+  it('with clipboard reading off, or a clipboard holding anything but a click token, the install is not credited by clipboard', async () => {
+    const token = await appLinkClick();
+    let reads = 0;
+    const off = launch(deviceStorage(), {
+      clipboard: {
+        getString: async () => {
+          reads++;
+          return token;
+        },
+      },
+    });
+    const unattributed = { ok: true, duplicate: false, install: { attributed: false, resolution_method: 'unattributed', link: null, code: null, creator: null } };
+    expect(await off.client.trackInstall()).toMatchObject(unattributed);
+    expect(await off.client.trackInstall({ readClipboard: false })).toBeNull();
+    expect(reads).toBe(0);
+
+    const other = launch(deviceStorage(), { clipboard: { getString: async () => `see ${token}` } });
+    expect(await other.client.trackInstall({ readClipboard: true })).toMatchObject(unattributed);
+    expect(other.logs).toEqual([]);
+  });
+
   it('credits an install by code, and its purchase inherits the code', async () => {
     const { client } = launch(deviceStorage(), { platform: 'android' });
     const answer = await client.trackInstall({ code: ` ${acme.code.label} ` });
