@@ -1,36 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger';
 import { warnOnUnsafeRedis } from '../src/services';
-import { eventually } from './helpers/harness';
+import { PrivateRedis } from './helpers/private-redis';
 
-/**
- * The start-up warning about Redis settings BullMQ needs, against a Redis server of this
- * test's own (a unix socket in a temporary directory), whose settings it may change.
- */
-const dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
-const socket = join(dir, 'redis.sock');
-let server: ChildProcess;
+/** The start-up warning about Redis settings BullMQ needs, against a Redis server of this test's own, whose settings it may change. */
+let server: PrivateRedis;
 let redis: Redis;
 
 beforeAll(async () => {
-  server = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  redis = new Redis({ path: socket, lazyConnect: true, retryStrategy: () => 100 });
-  redis.on('error', () => {}); // the socket appears once the server is up
-  await eventually(() => redis.connect().then(() => true, () => false), (ok) => ok, 10_000);
+  server = await PrivateRedis.start();
+  redis = new Redis(server.url);
 });
 afterAll(async () => {
   await redis.quit().catch(() => redis.disconnect());
-  // A throw-away server: SIGKILL, because with the append-only file switched on at run time this
-  // Redis (7.0) may leave a SIGTERM's shutdown pending; the directory goes once the process has.
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGKILL');
-  await exited;
-  rmSync(dir, { recursive: true, force: true });
+  await server.kill();
 });
 
 async function warnings(): Promise<string[]> {
