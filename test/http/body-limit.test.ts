@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LINGER } from '../../src/http/body-limit';
-import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { destroyTestService, sleep, startTestService, type TestService } from '../helpers/harness';
 
 /**
  * CONTRACT 4 and issue 19 item 13: a body over a limit is answered 413 and the rest of it is
@@ -112,8 +112,6 @@ describe('bodies over a limit, on a real socket', () => {
     expect(written).toBeGreaterThan(LINGER.bytes);
   }, 20_000);
 });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A client on a raw socket, to see what a server does with the connection (FIN or reset) after its answer. */
 function rawClient() {
