@@ -94,7 +94,8 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 /** A storage call that has not settled by then counts as failed. */
 export const STORAGE_TIMEOUT_MS = 5_000;
 
-const CLICK_TOKEN_PREFIX = 'svc_';
+/** A click token's shape (`svc_` and base64url): clipboard text that merely starts with `svc_` stays on the device. */
+const CLICK_TOKEN = /^svc_[A-Za-z0-9_-]+$/;
 const INSTALLS_PATH = '/api/public/attribution/installs';
 const EVENTS_PATH = '/api/public/attribution/events';
 const MAX_TRANSACTION_ID = 128;
@@ -365,7 +366,7 @@ export function createClient(config: SvcConfig): SvcClient {
       try {
         const text = trimmed(await config.clipboard.getString());
         // Anything but a click token stays on the device: it is never sent nor logged.
-        if (text?.startsWith(CLICK_TOKEN_PREFIX)) clipboardToken = text;
+        if (text && CLICK_TOKEN.test(text)) clipboardToken = text;
       } catch (error) {
         log('clipboard: cannot read it', error);
       }
