@@ -68,7 +68,7 @@ async function apiAsBrowser(path: string) {
 
 /** The page's globals, as the functions evaluated in the page see them (no DOM types here); those functions run in the page, so they name nothing from this file. */
 type PageGlobals = {
-  document: { querySelector(selector: string): unknown };
+  document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number; clientWidth: number }; activeElement: { id: string } | null };
   navigator: { clipboard: { readText(): Promise<string> } };
 };
 
@@ -92,6 +92,12 @@ async function shoot(name: string) {
     await page.waitForTimeout(150); // the chart follows the width on the next frame
     await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}.png` });
     await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}-full.png`, fullPage: true });
+    // Nothing is cut off or needs a sideways scroll of the whole page (wide code scrolls in its own box).
+    const overflow = await page.evaluate(() => {
+      const root = (globalThis as unknown as PageGlobals).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
+    expect(overflow, `${name} at ${label} width`).toBe(0);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
 }
@@ -207,9 +213,17 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await text('[data-metric="clicks"] .change [aria-hidden]')).toBe('▲ +175% vs previous');
     expect(await text('[data-metric="clicks"] .change .visually-hidden')).toBe('up 175% from 4 in the previous period');
     expect(await text('[data-metric="installs"] .change [aria-hidden]')).toBe('▲ new vs previous');
+    // More revenue is good news, more refunds bad news.
+    expect(await page.locator('[data-metric="revenue"] [data-currency="USD"] .change').getAttribute('class')).toContain('good');
+    expect(await page.locator('[data-metric="refunds"] [data-currency="USD"] .change').getAttribute('class')).toContain('bad');
 
     // The chart is drawn (uPlot's canvas), and its table holds the API's days, newest first.
     expect(await page.locator('figure.chart .plot canvas').count()).toBeGreaterThan(0);
+    // Away from the plot, its legend holds the period's totals.
+    const legend = page.locator('figure.chart .u-legend tr.u-series');
+    expect(await legend.nth(0).locator('.u-value').textContent()).toBe('all days');
+    expect(await legend.nth(1).locator('.u-value').textContent()).toBe(int.format(api.clicks));
+    expect(await legend.nth(4).locator('.u-value').textContent()).toBe(int.format(api.previous.clicks));
     await shoot('overview');
     await page.getByText('Show the numbers per day').click();
     const rows = page.locator('details.daily tbody tr');
@@ -361,6 +375,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await item.getByRole('button', { name: 'Remove' }).click();
     await item.getByRole('button', { name: 'Yes, remove go.acme-portal.test' }).click();
     await item.waitFor({ state: 'detached' });
+    expect(await page.evaluate(() => (globalThis as unknown as PageGlobals).document.activeElement?.id)).toBe('own-title');
     expect((await apiAsBrowser('/domains')).data.map((d: { hostname: string }) => d.hostname)).toEqual([fx.hostname]);
   });
 
@@ -377,6 +392,23 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await card.locator('.badge').first().textContent()).toBe('Waiting for the first event');
     expect(await card.locator('.secret-state').textContent()).toContain('Stored');
     expect(await page.content()).not.toContain('rc-secret-value-123');
+    expect(JSON.stringify(api)).not.toContain('rc-secret-value-123');
+
+    // The secret is replaced through its form, and still never shown.
+    await card.getByLabel('Replace the signing secret').fill('rc-secret-value-456');
+    await card.getByRole('button', { name: 'Save secret' }).click();
+    await expect.poll(() => page.locator('#announcer').textContent()).toBe('RevenueCat signing secret saved');
+    expect(await page.content()).not.toContain('rc-secret-value-456');
+
+    // A setting that is not text (Stripe's flag) goes to the API as what it is.
+    const stripe = page.locator('li.connection[data-provider="stripe"]');
+    await stripe.getByText('Set up Stripe').click();
+    await stripe.getByLabel(/Signing secret/).fill('whsec_test_value');
+    await stripe.getByLabel('first_invoice_as_purchase').check();
+    await stripe.getByRole('button', { name: 'Connect Stripe' }).click();
+    await stripe.locator('code.webhook-url').waitFor();
+    const stripeApi = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'stripe');
+    expect(stripeApi.settings).toEqual({ first_invoice_as_purchase: true });
     await shoot('connections');
   });
 
@@ -406,6 +438,21 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await other.locator('.empty').textContent()).toContain('Purchases and sign-ups appear once the pixel or the app SDK sends them');
     expect(await other.locator('[data-metric="revenue"] .value').textContent()).toBe('No revenue yet');
     await other.screenshot({ path: `${ARTIFACTS}portal-overview-empty-desktop.png`, fullPage: true });
+
+    // A read that takes its time shows that it is loading.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await other.route('**/api/client/attribution/codes?**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await other.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Codes' }).click();
+    await other.getByRole('status').filter({ hasText: 'Loading codes…' }).waitFor();
+    release();
+    await settled(other);
+    expect(await other.locator('.empty').textContent()).toContain('No codes yet');
 
     await other.route('**/api/client/attribution/events?**', (route) => route.fulfill({ status: 500, contentType: 'application/json', body: '{"error":"internal_error"}' }));
     await other.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Events' }).click();

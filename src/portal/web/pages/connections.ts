@@ -1,5 +1,5 @@
 import { api } from '../api';
-import { announce, append, h } from '../dom';
+import { announce, append, h, uid } from '../dom';
 import { formatMoment } from '../format';
 import type { PortalPage } from '../page';
 import { copyButton, field, loading, readInto, submitting } from '../ui';
@@ -100,23 +100,22 @@ function providerCard(card: Card, connection: Connection | null, refresh: (focus
 
 function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HTMLElement {
   const secret = h('input', { type: 'password', autocomplete: 'off', required: card.signing_secret.required });
-  const settings = [...card.required_settings.map((k) => [k, true] as const), ...card.optional_settings.map((k) => [k, false] as const)].map(([key, required]) => ({
-    key,
-    input: h('input', { type: 'text', name: key, required, autocomplete: 'off', spellcheck: 'false' }),
-    required,
-  }));
+  const settings = [...card.required_settings.map((k) => settingInput(k, true)), ...card.optional_settings.map((k) => settingInput(k, false))];
   const form = h(
     'form',
     { class: 'connect' },
     field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${sentence(card.signing_secret.what)}. Stored encrypted; never shown again.`),
-    settings.map((s) => field(`${s.key}${s.required ? '' : ' (optional)'}`, s.input, s.key.endsWith('_map') ? 'A JSON object' : undefined)),
+    settings.map((s) => s.control),
     h('button', { type: 'submit', class: 'primary' }, `Connect ${card.title}`),
   );
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     void submitting(form, async () => {
       const values: Record<string, unknown> = {};
-      for (const s of settings) if (s.input.value.trim()) values[s.key] = settingValue(s.input.value.trim());
+      for (const s of settings) {
+        const value = s.value();
+        if (value !== undefined) values[s.key] = value;
+      }
       await api('POST', '/attribution/connections', {
         provider: card.provider,
         ...(secret.value ? { signing_secret: secret.value } : {}),
@@ -131,6 +130,41 @@ function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HT
 
 /** The setup cards describe the secret in lower case, as part of a sentence. */
 const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * The setup cards name their settings, not their types: these few are not free text (the
+ * provider would refuse the text "true" for a flag, "1234" for a number).
+ */
+const SETTING_KINDS: Record<string, 'flag' | 'integer' | 'secret' | readonly string[]> = {
+  first_invoice_as_purchase: 'flag',
+  app_apple_id: 'integer',
+  sandbox_secret: 'secret',
+  environment: ['both', 'production', 'sandbox'],
+};
+
+type SettingInput = { key: string; control: HTMLElement; value(): unknown };
+
+/** A setting's control, and its value as the API takes it (undefined: left out). */
+function settingInput(key: string, required: boolean): SettingInput {
+  const kind = SETTING_KINDS[key];
+  const label = `${key}${required ? '' : ' (optional)'}`;
+  if (kind === 'flag') {
+    const box = h('input', { type: 'checkbox', name: key, id: uid('setting') });
+    return { key, control: h('div', { class: 'field check' }, box, h('label', { for: box.id }, key)), value: () => (box.checked ? true : undefined) };
+  }
+  if (typeof kind === 'object') {
+    const select = h('select', { name: key, required }, h('option', { value: '' }, required ? 'Choose one' : 'Default'), kind.map((v) => h('option', { value: v }, v)));
+    return { key, control: field(label, select), value: () => select.value || undefined };
+  }
+  const integer = kind === 'integer';
+  const input = h('input', { type: kind === 'secret' ? 'password' : integer ? 'number' : 'text', name: key, required, autocomplete: 'off', spellcheck: 'false', min: integer ? 1 : null, step: integer ? 1 : null });
+  const value = () => {
+    const text = input.value.trim();
+    if (!text) return undefined;
+    return integer ? Number(text) : settingValue(text);
+  };
+  return { key, control: field(label, input, key.endsWith('_map') ? 'A JSON object' : undefined), value };
+}
 
 /** Settings are text; one written as a JSON object (such as event_name_map) is sent as one. */
 function settingValue(text: string): unknown {

@@ -48,7 +48,7 @@ export const domainsPage: PortalPage = {
         h(
           'section',
           { 'aria-labelledby': 'own-title' },
-          h('h2', { id: 'own-title' }, 'Your domains'),
+          h('h2', { id: 'own-title', tabindex: -1 }, 'Your domains'),
           own.length
             ? h('ul', { class: 'domain-list' }, own.map((d) => domainItem(d, show)))
             : emptyState(h('p', null, 'No custom domain yet. Add one above (such as go.yourbrand.com) to put your links on your own domain.')),
@@ -140,6 +140,8 @@ function domainItem(d: Domain, refresh: (focusId?: string) => Promise<void>): HT
         await api('DELETE', `/attribution/domains/${d.id}`);
         announce(`${d.hostname} removed`);
         await refresh();
+        // Its card is gone: focus goes to the list it was in, not to the top of the page.
+        document.getElementById('own-title')?.focus();
       });
     });
     cancel.addEventListener('click', () => {

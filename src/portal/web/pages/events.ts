@@ -98,6 +98,9 @@ export const eventsPage: PortalPage = {
     let cursor: string | null = null;
     const show = async (focus: boolean) => {
       body.setAttribute('aria-busy', 'true');
+      // The page shown stays while the next one loads; its pager says so and waits.
+      for (const b of body.querySelectorAll<HTMLButtonElement>('.pager button')) b.disabled = true;
+      body.querySelector('.page-no')?.replaceChildren('Loading…');
       const query = rangeQuery();
       query.set('limit', String(PAGE_SIZE));
       for (const key of ['event_type', 'creator_id']) if (params.get(key)) query.set(key, params.get(key)!);
@@ -150,7 +153,8 @@ export const eventsPage: PortalPage = {
 const label = (type: string) => type.charAt(0).toUpperCase() + type.slice(1);
 
 function row(e: LedgerItem): HTMLTableRowElement {
-  const credited = [e.creator?.name, e.link ? `${e.link.domain}/${e.link.slug}` : null, e.code ? `code ${e.code}` : null].filter(Boolean).join(' · ');
+  const parts = [e.creator?.name, e.link ? `${e.link.domain}/${e.link.slug}` : null, e.code ? `code ${e.code}` : null].filter((p): p is string => Boolean(p));
+  const credited = parts.flatMap((p, i) => [i > 0 ? ' · ' : null, h('span', { class: 'credit' }, p)]);
   const how = METHODS[e.resolution_method] ?? e.resolution_method;
   return h(
     'tr',
@@ -158,7 +162,7 @@ function row(e: LedgerItem): HTMLTableRowElement {
     h('td', { 'data-label': 'When' }, formatMoment(e.occurred_at)),
     h('td', { 'data-label': 'Event' }, label(e.event_type), e.sandbox ? h('span', { class: 'badge warn' }, 'Sandbox') : null),
     h('td', { class: 'num', 'data-label': 'Amount' }, e.amount === 0 ? '—' : formatMoney(e.amount, e.currency)),
-    h('td', { 'data-label': 'Credited to' }, credited || h('span', { class: 'none' }, 'Nobody')),
+    h('td', { 'data-label': 'Credited to' }, credited.length ? credited : h('span', { class: 'none' }, 'Nobody')),
     h('td', { 'data-label': 'How' }, e.confidence === null || e.resolution_method === 'unattributed' ? how : `${how} (${Math.round(e.confidence * 100)}%)`),
     h('td', { 'data-label': 'Source' }, e.source),
     h('td', { 'data-label': 'Transaction' }, h('code', null, e.transaction_id)),

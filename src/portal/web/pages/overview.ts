@@ -50,7 +50,7 @@ function cards(data: Overview): HTMLElement {
             'div',
             { class: 'money-line', 'data-currency': c },
             h('p', { class: 'value' }, formatMoney(data[key][c] ?? 0, c)),
-            changeLine(change(data[key][c] ?? 0, prev[key][c] ?? 0, (n) => formatMoney(n, c))),
+            changeLine(change(data[key][c] ?? 0, prev[key][c] ?? 0, (n) => formatMoney(n, c)), key === 'refunds'),
           ),
         )
       : h('p', { class: 'value none' }, key === 'revenue' ? 'No revenue yet' : 'No refunds');
@@ -69,11 +69,14 @@ function card(metric: string, label: string, ...content: Child[]): HTMLElement {
   return h('li', { class: 'card metric', 'data-metric': metric }, h('h3', null, label), ...content);
 }
 
-function changeLine(c: ReturnType<typeof change>): HTMLElement {
-  const arrow = c.direction === 'up' || c.direction === 'new' ? '▲' : c.direction === 'down' ? '▼' : '';
+/** A change in green when it is good news, in red when bad: more refunds (`upIsBad`) are bad news. */
+function changeLine(c: ReturnType<typeof change>, upIsBad = false): HTMLElement {
+  const rising = c.direction === 'up' || c.direction === 'new';
+  const arrow = rising ? '▲' : c.direction === 'down' ? '▼' : '';
+  const tone = c.direction === 'flat' ? 'flat' : rising !== upIsBad ? 'good' : 'bad';
   return h(
     'p',
-    { class: `change ${c.direction}` },
+    { class: `change ${c.direction} ${tone}` },
     h('span', { 'aria-hidden': 'true' }, `${arrow} ${c.text} vs previous`.trim()),
     h('span', { class: 'visually-hidden' }, c.label),
   );
@@ -105,6 +108,9 @@ function chart(data: Overview): HTMLElement {
   const prev = data.previous.daily;
   const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
   const series = [...COUNTS.map((c) => days.map((d) => d[c.key])), ...COUNTS.map((c) => days.map((_, i) => prev[i]?.[c.key] ?? 0))];
+  // Away from the plot the legend shows each line's total over the period; over it, that day's number.
+  const totals = series.map((ys) => ys.reduce((a, b) => a + b, 0));
+  const legendValue = (_u: uPlot, v: number | null, si: number, idx: number | null) => (idx == null ? formatInt(totals[si - 1]!) : v == null ? '' : formatInt(v));
   const plot = h('div', { class: 'plot', 'aria-hidden': 'true' });
   const figure = h(
     'figure',
@@ -134,9 +140,9 @@ function chart(data: Overview): HTMLElement {
       { scale: 'small', side: 1, label: narrow ? undefined : 'Installs, conversions', grid: { show: false }, values: (_u, ticks) => ticks.map((t) => formatInt(t)) },
     ],
     series: [
-      { label: 'Day', value: (_u, ts) => (ts == null ? '' : formatShortDay(new Date(ts * 1000).toISOString().slice(0, 10))) },
-      ...COUNTS.map((c) => ({ label: c.label, scale: scale(c.key), stroke: c.color, width: 2, points: { show: days.length <= 14 } })),
-      ...COUNTS.map((c) => ({ label: `${c.label}, previous`, scale: scale(c.key), stroke: `${c.color}59`, width: 1.5, dash: [5, 4], points: { show: false } })),
+      { label: 'Day', value: (_u, ts) => (ts == null ? 'all days' : formatShortDay(new Date(ts * 1000).toISOString().slice(0, 10))) },
+      ...COUNTS.map((c) => ({ label: c.label, scale: scale(c.key), stroke: c.color, width: 2, points: { show: days.length <= 14 }, value: legendValue })),
+      ...COUNTS.map((c) => ({ label: `${c.label}, previous`, scale: scale(c.key), stroke: `${c.color}59`, width: 1.5, dash: [5, 4], points: { show: false }, value: legendValue })),
     ],
   };
   // uPlot draws once the element has a width; it follows the width from then on.
