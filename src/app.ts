@@ -27,6 +27,9 @@ import { portalRoutes } from './portal';
 import { portalPageRoutes } from './portal/pages.routes';
 import type { Services } from './services';
 
+/** The APIs that write the records cached answers name (migrations/0010). */
+const RECORD_WRITES = /^\/api\/(internal|client)\//;
+
 /**
  * Builds the HTTP app on already-open services, without listening: tests inject
  * requests into it, `main.ts` listens. Each capability is one plugin.
@@ -56,6 +59,11 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // A 413 closes with a lingering close, so a client still sending sees the status, not a reset.
   app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
+  // Records written through this process show in its next read at once, before their notification is back.
+  app.addHook('onSend', async (req, _reply, payload) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && RECORD_WRITES.test(req.url)) services.recordChanges.changed();
+    return payload;
+  });
   app.addHook('onResponse', async (req, reply) => {
     httpDuration.observe(
       { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
@@ -91,9 +99,10 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     secretKey,
     prefix: '/api/internal',
   });
-  await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, prefix: '/api/v1' });
+  const { answers, recordChanges } = services;
+  await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
-  await app.register(portalRoutes, { ...domainDeps, warehouse, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
+  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);

@@ -61,6 +61,8 @@ const envSchema = z.object({
   RATE_LIMIT_PIXEL_KEY: perMinute(0),
   /** Redis memory the install IP match may hold, in MiB (docs/operations.md). */
   IP_MATCH_MEMORY_MB: z.coerce.number().int().min(1).max(4096).default(64),
+  /** Memory for answers of reads over facts, in MiB (src/http/answer-cache.ts); 0 turns the cache off. */
+  READ_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(64),
   /** /healthz lists `ingestion_lag` past this age of the oldest fact not yet queryable. */
   INGESTION_LAG_DEGRADED_SECONDS: z.coerce.number().int().min(1).default(300),
   /** /healthz lists `queue_stalled:<kind>` when a queue's oldest waiting job is this old. */
@@ -98,6 +100,7 @@ export type Config = {
   /** Requests a minute; 0: off. */
   rateLimits: { dataApi: number; publicIp: number; pixelKey: number };
   ipMatchMemoryBytes: number;
+  readCacheBytes: number;
   degradedAfter: { ingestionLagSeconds: number; queueStalledSeconds: number };
 };
 
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     rateLimits: { dataApi: e.RATE_LIMIT_DATA_API, publicIp: e.RATE_LIMIT_PUBLIC_IP, pixelKey: e.RATE_LIMIT_PIXEL_KEY },
     ipMatchMemoryBytes: e.IP_MATCH_MEMORY_MB * 1024 * 1024,
+    readCacheBytes: e.READ_CACHE_MB * 1024 * 1024,
     degradedAfter: { ingestionLagSeconds: e.INGESTION_LAG_DEGRADED_SECONDS, queueStalledSeconds: e.QUEUE_STALLED_SECONDS },
   };
 }

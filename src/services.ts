@@ -3,6 +3,7 @@ import type { Config } from './config';
 import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
 import { migratePostgres } from './db/migrate';
+import { AnswerCache } from './http/answer-cache';
 import { RateLimiter } from './http/rate-limit';
 import type { Logger } from './logger';
 import type { Queues } from './facts';
@@ -11,6 +12,7 @@ import { createRedis, readyWithin } from './queues/redis';
 import { RepeatedLog } from './repeated-log';
 import { RELEASE_WAIT_MS } from './wait-for-release';
 import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
+import { FactChanges } from './warehouse/fact-changes';
 import { migrateWarehouse } from './warehouse/migrate';
 
 /** The connections a process holds, created once and handed to routes and workers. */
@@ -23,6 +25,10 @@ export type Services = {
   queues: Queues;
   /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
   linkChanges: ChangeFeed;
+  /** Facts landed and records changed: what the cached answers of reads follow. */
+  factChanges: FactChanges;
+  recordChanges: ChangeFeed;
+  answers: AnswerCache;
   /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
   rateLimiter: RateLimiter;
 };
@@ -57,9 +63,12 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await readyWithin(redis, 5000);
   const queues: Queues = new FactQueues(redis, config.queuePrefix);
   const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
-  await linkChanges.start();
+  const recordChanges = new ChangeFeed(config.databaseUrl, 'record_changes', log);
+  const factChanges = new FactChanges(config.databaseUrl, log);
+  await Promise.all([linkChanges.start(), recordChanges.start(), factChanges.start()]);
+  const answers = new AnswerCache({ facts: factChanges, records: recordChanges, maxBytes: config.readCacheBytes });
   const rateLimiter = new RateLimiter(redis, config.queuePrefix, config.rateLimits);
-  return { config, log, db, redis, warehouse, queues, linkChanges, rateLimiter };
+  return { config, log, db, redis, warehouse, queues, linkChanges, factChanges, recordChanges, answers, rateLimiter };
 }
 
 /** Applies pending Postgres and ClickHouse migrations. */
@@ -74,7 +83,7 @@ export async function migrate(services: Pick<Services, 'config' | 'warehouse' | 
 /** Closes in dependency order: queued rows reach Redis before Redis closes. */
 export async function closeServices(s: Services): Promise<void> {
   await s.queues.close();
-  await s.linkChanges.close();
+  await Promise.all([s.linkChanges.close(), s.recordChanges.close(), s.factChanges.close()]);
   await s.redis.quit().catch(() => s.redis.disconnect());
   await s.warehouse.close();
   await s.db.destroy();

@@ -9,6 +9,7 @@ import { OUTBOX_KINDS } from '../src/queues/outbox/accept';
 import { confirmWarehoused, type Outbox } from '../src/queues/outbox/sweeper';
 import { backoffDelay } from '../src/queues/queues';
 import type { Warehouse } from '../src/warehouse/clickhouse';
+import { type FactArea, publishFactChanges } from '../src/warehouse/fact-changes';
 import { RepeatedLog } from '../src/repeated-log';
 
 /** What a writer's hooks may use. */
@@ -28,6 +29,8 @@ export type FactWriter<Row extends FactRow = FactRow> = {
   afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
   /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
   outbox?: { source: Outbox['source']; fact(row: never): Row };
+  /** The brands whose facts of `area` a written batch changed: their cached answers are read again (src/http/answer-cache.ts). */
+  lands?: { area: FactArea; brands(rows: Row[], ctx: WriterContext): Promise<string[] | 'every brand'> | string[] | 'every brand' };
   maxRows?: number;
   maxWaitMs?: number;
 };
@@ -68,6 +71,8 @@ export class BatchWorker {
   private readonly insertFailures: RepeatedLog;
   /** Other worker errors (Redis away makes every worker report one per attempt). */
   private readonly workerErrors: RepeatedLog;
+  /** A batch is written, but the notice that it landed failed: cached answers stay until their age runs out. */
+  private readonly noticeFailures: RepeatedLog;
 
   constructor(
     private readonly writer: FactWriter,
@@ -99,6 +104,7 @@ export class BatchWorker {
     );
     this.insertFailures = new RepeatedLog(log, 'warn', 'batch insert failed; jobs will retry', { countField: 'batches' });
     this.workerErrors = new RepeatedLog(log, 'error', 'worker error', { countField: 'errors' });
+    this.noticeFailures = new RepeatedLog(log, 'warn', 'could not announce written facts; cached answers may lag', { countField: 'batches' });
     this.worker.on('error', (err) => this.reportError(err));
   }
 
@@ -141,9 +147,9 @@ export class BatchWorker {
       )
       .digest('hex');
     let rows: FactRow[] = [];
+    let all: FactRow[] = [];
     try {
-      const { missing, all } = await this.rowsToWrite(batch);
-      rows = missing;
+      ({ missing: rows, all } = await this.rowsToWrite(batch));
       await this.ctx.warehouse.insert(table, rows, `${kind}:${token}`);
       // Every row of the batch, also those an earlier attempt wrote: that attempt may have
       // failed after its insert, before its own afterInsert or outbox confirmation.
@@ -158,11 +164,24 @@ export class BatchWorker {
       for (const w of batch) w.reject(err);
       return;
     }
+    // Every row again: an earlier attempt may have written them and died before announcing.
+    await this.announce(all);
     factsWritten.inc({ kind }, rows.length);
     const now = Date.now();
     for (const w of batch) {
       ingestionLag.observe({ kind }, (now - w.job.data.acceptedAt) / 1000);
       w.resolve();
+    }
+  }
+
+  /** Tells the API processes whose facts landed; the batch stands written whatever happens here. */
+  private async announce(rows: FactRow[]): Promise<void> {
+    const lands = this.writer.lands;
+    if (!lands || rows.length === 0) return;
+    try {
+      await publishFactChanges(this.ctx.db, lands.area, await lands.brands(rows, this.ctx));
+    } catch (err) {
+      this.noticeFailures.report({ err, kind: this.writer.kind });
     }
   }
 
@@ -210,5 +229,6 @@ export class BatchWorker {
     this.vanished.flush();
     this.insertFailures.flush();
     this.workerErrors.flush();
+    this.noticeFailures.flush();
   }
 }

@@ -1,7 +1,7 @@
 import { installFact } from '../src/attribution/installs/fact';
 import { ledgerFact } from '../src/attribution/ledger/fact';
 import { creatorFact } from '../src/data-api/warehouse/facts';
-import { derivePlacements } from '../src/data-api/warehouse/placement-derive';
+import { brandsOfPlacements, derivePlacements } from '../src/data-api/warehouse/placement-derive';
 import type { FactRows } from '../src/facts';
 import type { FactKind } from '../src/queues/facts';
 import type { Outbox } from '../src/queues/outbox/sweeper';
@@ -12,17 +12,34 @@ const writer = <K extends FactKind>(w: FactWriter<FactRows[K]> & { kind: K }): F
 
 const derive = (rows: { placement_id: string }[], { warehouse }: WriterContext) => derivePlacements(warehouse, rows.map((r) => r.placement_id));
 
+/** Cached answers follow the brands of a batch (src/http/answer-cache.ts). */
+const brandsOfRows = (rows: { brand_id: string }[]) => rows.map((r) => r.brand_id);
+const placementsLand = { area: 'placements', brands: brandsOfRows } as const;
+const attributionLands = { area: 'attribution', brands: brandsOfRows } as const;
+
 /** One writer per fact kind: which ClickHouse table its queue fills. */
 export const FACT_WRITERS: FactWriter[] = [
   // The Data API's derived tables follow every placement and snapshot batch.
-  writer({ kind: 'placements', table: 'placements', afterInsert: derive }),
-  writer({ kind: 'placement_metrics', table: 'placement_snapshots', afterInsert: derive }),
+  writer({ kind: 'placements', table: 'placements', afterInsert: derive, lands: placementsLand }),
+  writer({
+    kind: 'placement_metrics',
+    table: 'placement_snapshots',
+    afterInsert: derive,
+    lands: { area: 'placements', brands: (rows, { warehouse }) => brandsOfPlacements(warehouse, rows.map((r) => r.placement_id)) },
+  }),
   // Attribution facts are never counted twice: replayed rows are checked by id.
-  writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token' }),
+  writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token', lands: attributionLands }),
   // Rows accepted in Postgres wait in the outbox (src/queues/outbox/) until ClickHouse has them.
-  writer({ kind: 'installs', table: 'installs', idColumn: 'id', outbox: { source: 'installs', fact: installFact } }),
-  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', outbox: { source: 'ledger_events', fact: ledgerFact } }),
-  writer({ kind: 'creators', table: 'creators', idColumn: 'creator_id', outbox: { source: 'creators', fact: creatorFact } }),
+  writer({ kind: 'installs', table: 'installs', idColumn: 'id', outbox: { source: 'installs', fact: installFact }, lands: attributionLands }),
+  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', outbox: { source: 'ledger_events', fact: ledgerFact }, lands: attributionLands }),
+  // Creators are shared: their names may show in any brand's answers.
+  writer({
+    kind: 'creators',
+    table: 'creators',
+    idColumn: 'creator_id',
+    outbox: { source: 'creators', fact: creatorFact },
+    lands: { area: 'placements', brands: () => 'every brand' },
+  }),
 ];
 
 /** The outboxes the sweeper repairs: those of the writers above. */

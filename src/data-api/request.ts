@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ChangeFeed } from '../db/change-feed';
 import type { Db } from '../db/database';
+import type { AnswerCache } from '../http/answer-cache';
 import { HttpError } from '../http/errors';
 import { todayUtc } from '../http/query';
 import { enforceRateLimits, type RateLimiter } from '../http/rate-limit';
@@ -9,13 +11,22 @@ import { type CommonQuery, resolveScope, type Scope } from './params';
 import { DataQueries } from './queries';
 
 /** What the Data API reads with: it never writes, so it holds no queue. */
-export type DataApiDeps = { db: Db; warehouse: Warehouse; publicBaseUrl: string; rateLimiter: RateLimiter };
+export type DataApiDeps = {
+  db: Db;
+  warehouse: Warehouse;
+  publicBaseUrl: string;
+  rateLimiter: RateLimiter;
+  /** Answers cached per brand and question until facts land (src/http/answer-cache.ts). */
+  answers: AnswerCache;
+  /** Changes to brands and campaigns (migrations/0010): the brand directory follows it. */
+  recordChanges: ChangeFeed;
+};
 
 export type Campaign = { id: string; name: string; status: string; start_date: string | null; end_date: string | null };
 export type Brand = { id: string; name: string; logo_url: string | null; default_platforms: string[] };
 
 /** An authenticated request's brand, before its parameters are read. */
-export type DataContext = { brand: Brand; campaigns: Campaign[]; queries: DataQueries };
+export type DataContext = { brand: Brand; campaigns: Campaign[]; queries: DataQueries; answers: AnswerCache };
 
 /** An authenticated, validated request: its brand, parameters and resolved scope. */
 export type DataRequest<Q> = DataContext & {
@@ -26,20 +37,58 @@ export type DataRequest<Q> = DataContext & {
 };
 
 /** Authenticates the API key, counts it against its rate limit and loads its brand (in that order). */
-export function dataContext({ db, warehouse, rateLimiter }: DataApiDeps) {
+export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges }: DataApiDeps) {
   const queries = new DataQueries(warehouse);
   const apiKeys = new ApiKeys(db);
+  const brands = new BrandDirectory(db, recordChanges);
   return async function open(req: FastifyRequest, reply: FastifyReply): Promise<DataContext> {
     const brandId = await apiKeys.brandIdFor(req);
     // Per API key (CONTRACT 10): counted once the key is known to be valid.
     await enforceRateLimits(reply, rateLimiter, [['data_api', apiKeyOf(req)!]]);
+    const found = await brands.get(brandId);
+    if (!found) throw new HttpError(401, { error: 'invalid_api_key' });
+    return { ...found, queries, answers };
+  };
+}
+
+type BrandRecord = { brand: Brand; campaigns: Campaign[] };
+
+/**
+ * Brands and their visible campaigns, read from Postgres once per change of those records
+ * (the record_changes feed); while the feed is down every request reads them.
+ */
+class BrandDirectory {
+  private readonly cache = new Map<string, { generation: number; record: Promise<BrandRecord | undefined> }>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly changes: ChangeFeed,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(brandId: string): Promise<BrandRecord | undefined> {
+    if (!this.changes.live) return this.read(brandId);
+    const generation = this.changes.generation;
+    const hit = this.cache.get(brandId);
+    if (hit?.generation === generation) return hit.record;
+    const record = this.read(brandId);
+    record.catch(() => {
+      if (this.cache.get(brandId)?.record === record) this.cache.delete(brandId);
+    });
+    this.cache.delete(brandId);
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(brandId, { generation, record });
+    return record;
+  }
+
+  private async read(brandId: string): Promise<BrandRecord | undefined> {
     const [brand, campaigns] = await Promise.all([
-      db
+      this.db
         .selectFrom('brands')
         .select(['id', 'name', 'logo_url', 'default_platforms'])
         .where('id', '=', brandId)
         .executeTakeFirst(),
-      db
+      this.db
         .selectFrom('campaigns')
         .select(['id', 'name', 'status', 'start_date', 'end_date'])
         .where('brand_id', '=', brandId)
@@ -48,18 +97,22 @@ export function dataContext({ db, warehouse, rateLimiter }: DataApiDeps) {
         .orderBy('id')
         .execute(),
     ]);
-    if (!brand) throw new HttpError(401, { error: 'invalid_api_key' });
-    return { brand, campaigns, queries };
-  };
+    return brand && { brand, campaigns };
+  }
 }
 
 /** Resolves a validated query's scope against the brand (campaigns visible to it, its first posting day). */
 export async function dataRequest<Q extends CommonQuery>(ctx: DataContext, query: Q): Promise<DataRequest<Q>> {
-  const { brand, campaigns, queries } = ctx;
+  const { brand, campaigns, queries, answers } = ctx;
   const visibleCampaignIds = campaigns.map((c) => c.id);
   let since: Promise<string | null> | undefined;
+  // The first posting day changes only when placements land: cached with the answers.
   const metricsSince = () => {
-    since ??= queries.metricsSince(brand.id, visibleCampaignIds);
+    since ??= answers
+      .answer('placements', brand.id, `metrics_since ${visibleCampaignIds.join(',')}`, async () =>
+        JSON.stringify(await queries.metricsSince(brand.id, visibleCampaignIds)),
+      )
+      .then((text) => JSON.parse(text) as string | null);
     return since;
   };
   const scope = await resolveScope(query, {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { schemaRef } from '../http/openapi';
+import { todayUtc } from '../http/query';
 import { type Route, route } from '../http/route';
 import { decodeCursor, encodeCursor } from './cursor';
 import { type CsvBody, sendCsv } from './csv';
@@ -24,6 +25,7 @@ import {
   dailyRows,
   envelope,
   errorSchemas,
+  type Meta,
   metaOf,
   metaSchema,
   pagePaginationSchema,
@@ -70,6 +72,14 @@ const errorResponses = {
 
 const operationId = (path: string) => path.replace(/^\//, '').replace(/[/.]/g, '_');
 
+/**
+ * An answer as JSON text cut just before the value of `meta.generated_at` (which stringify puts
+ * last): cached once, and each request that sends it adds its own time (stamped).
+ */
+const stampable = (answer: { data: unknown; pagination?: unknown; meta: Meta }) =>
+  JSON.stringify({ ...answer, meta: { ...answer.meta, generated_at: '' } }).slice(0, -'"}}'.length);
+const stamped = (cut: string) => `${cut}${new Date().toISOString()}"}}`;
+
 /** A JSON endpoint: its answer enveloped with the request's meta (SPEC 2.1). */
 const json = <S extends QuerySchema>(e: {
   path: string;
@@ -86,11 +96,15 @@ const json = <S extends QuerySchema>(e: {
     summary: e.summary,
     query: e.query as QuerySchema,
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaRef(e.response.name) } } }, ...errorResponses },
-    async handler({ query }, ctx: DataContext) {
-      const r = await dataRequest(ctx, query as z.output<S>);
-      const { data, pagination } = await e.handle(r);
-      const meta = metaOf(r.brand, r.scope);
-      return pagination === undefined ? { data, meta } : { data, meta, pagination };
+    async handler({ query, reply }, ctx: DataContext) {
+      const { api_key: _, ...asked } = query as CommonQuery;
+      const question = `${e.path} ${JSON.stringify(asked)} ${todayUtc()}`;
+      const answered = await ctx.answers.answer('placements', ctx.brand.id, question, async () => {
+        const r = await dataRequest(ctx, query as z.output<S>);
+        const { data, pagination } = await e.handle(r);
+        return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
+      });
+      return reply.type('application/json; charset=utf-8').send(stamped(answered));
     },
   });
 };

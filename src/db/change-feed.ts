@@ -2,9 +2,8 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 
 /**
- * A Postgres LISTEN channel as a generation counter, for caches that must never serve stale
- * records: triggers NOTIFY on every change (migrations/0006). While the connection is down `live`
- * is false and caches read through; a silently dropped one is found within 10 s.
+ * A Postgres LISTEN channel as a generation counter for caches (migrations/0006, 0010); while it is
+ * down `live` is false and caches read through. `onPayload` takes notifications instead of the counter.
  */
 export class ChangeFeed {
   private generationValue = 0;
@@ -18,6 +17,7 @@ export class ChangeFeed {
     private readonly databaseUrl: string,
     private readonly channel: string,
     private readonly log: Logger,
+    private readonly onPayload?: (payload: string) => void,
   ) {}
 
   get generation(): number {
@@ -53,7 +53,7 @@ export class ChangeFeed {
       this.retry = setTimeout(() => void this.start(), 1000);
       this.retry.unref();
     };
-    client.on('notification', () => this.changed());
+    client.on('notification', (n) => (this.onPayload ? this.onPayload(n.payload ?? '') : this.changed()));
     client.on('error', lost);
     client.on('end', () => lost());
     try {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { codeCursor, type ListReader, listCodes } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
-import { listRoute } from './list';
+import { listRoute, type PortalReads } from './list';
 import { rangeParams, totalsRange } from './range';
 import { creatorRef, money } from './schemas';
 
@@ -16,8 +16,8 @@ const portalCode = z.object({
   revenue: money,
 });
 /** GET /codes (SPEC 4.4, CONTRACT 8): a page of the brand's codes by label, totals for the range (read-only). */
-export const codeRoutes = (deps: ListReader) => [
-  listRoute(deps.warehouse, {
+export const codeRoutes = (deps: ListReader & PortalReads) => [
+  listRoute(deps, {
     path: '/codes',
     summary: "The brand's creator codes with conversions and revenue in the range (read-only)",
     query: codesQuery,

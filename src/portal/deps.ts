@@ -1,10 +1,13 @@
 import type { Redis } from 'ioredis';
 import type { DomainDeps } from '../attribution/domains/domains';
+import type { AnswerCache } from '../http/answer-cache';
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /** What the portal's routes use: its stores, the brand-facing URLs and the domain functions' needs. */
 export type PortalDeps = DomainDeps & {
   warehouse: Warehouse;
+  /** Reads over facts, cached per brand until its facts land (src/http/answer-cache.ts). */
+  answers: AnswerCache;
   /** Login attempts are counted here, under `loginLimitPrefix`. */
   redis: Redis;
   loginLimitPrefix: string;

@@ -32,7 +32,7 @@ const notYours = {
  * 403 forbidden, another brand's (like an unknown id) 404 not_found, never telling it exists.
  */
 export const domainRoutes = (deps: PortalDeps) => [
-  listRoute(deps.warehouse, {
+  listRoute(deps, {
     path: '/domains',
     summary: "Shared domains plus the brand's custom domains, by hostname",
     query: domainsQuery,

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../attribution/ledger/types';
 import type { ListReader } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
 import { eventCursor, ledgerFeed } from './events.queries';
-import { listRoute } from './list';
+import { listRoute, type PortalReads } from './list';
 import { rangeParams } from './range';
 import { creatorRef, linkRef } from './schemas';
 
@@ -40,8 +40,8 @@ const ledgerItem = z.object({
   confidence: z.number().nullable(),
 });
 /** GET /events (SPEC 4.4, CONTRACT 8). */
-export const eventRoutes = (deps: ListReader) => [
-  listRoute(deps.warehouse, {
+export const eventRoutes = (deps: ListReader & PortalReads) => [
+  listRoute(deps, {
     path: '/events',
     summary: 'The ledger feed, newest first, paged with a cursor',
     query: eventsQuery,

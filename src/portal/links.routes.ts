@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { type ListReader, linkCursor, listLinks } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
-import { listRoute } from './list';
+import { listRoute, type PortalReads } from './list';
 import { rangeParams, totalsRange } from './range';
 import { creatorRef, money } from './schemas';
 
@@ -26,8 +26,8 @@ const portalLink = z.object({
   revenue: money,
 });
 /** GET /links (SPEC 4.4, CONTRACT 8): a page of the brand's links by id, totals for the range. */
-export const linkRoutes = (deps: ListReader) => [
-  listRoute(deps.warehouse, {
+export const linkRoutes = (deps: ListReader & PortalReads) => [
+  listRoute(deps, {
     path: '/links',
     summary: "The brand's creator links with clicks, installs, conversions and revenue in the range",
     query: linksQuery,

@@ -1,5 +1,8 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Pagination } from '../attribution/reporting/paging';
+import type { AnswerCache } from '../http/answer-cache';
+import { todayUtc } from '../http/query';
 import { type Route, route } from '../http/route';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { type DateRange, portalRange, type RangeParams } from './range';
@@ -7,12 +10,25 @@ import { answer, dateRange, pagination, readErrors } from './schemas';
 
 type Page = { data: unknown[]; pagination: Pagination };
 
+/** What a portal read uses: the warehouse, and the answers cached per brand until its facts land. */
+export type PortalReads = { warehouse: Warehouse; answers: AnswerCache };
+
+/**
+ * A portal read of the session's brand, cached as JSON text per question (its path, parsed
+ * query and today) until the brand's attribution facts land or a record it names changes.
+ */
+export async function cachedRead(answers: AnswerCache, req: FastifyRequest, reply: FastifyReply, query: unknown, read: () => Promise<unknown>) {
+  const question = `${req.routeOptions.url} ${JSON.stringify(query)} ${todayUtc()}`;
+  const text = await answers.answer('attribution', req.portal!.brandId, question, async () => JSON.stringify(await read()));
+  return reply.type('application/json; charset=utf-8').send(text);
+}
+
 /**
  * GET of a paged list of the session's brand (CONTRACT 8): one handler for every portal list.
  * A list over time resolves its range first (default 30d) and answers it with the page.
  */
 export function listRoute<Q extends z.ZodObject>(
-  warehouse: Warehouse,
+  { warehouse, answers }: PortalReads,
   list: {
     path: string;
     summary: string;
@@ -30,13 +46,15 @@ export function listRoute<Q extends z.ZodObject>(
     summary: list.summary,
     query: list.query as z.ZodObject,
     responses: { 200: answered, ...readErrors },
-    async handler({ query, req }) {
+    handler({ query, req, reply }) {
       const brandId = req.portal!.brandId;
       const q = query as z.output<Q>;
-      if (!ranged) return answer(answered, await list.read(brandId, q, undefined));
-      const range = await portalRange(warehouse, brandId, q as RangeParams);
-      const { data, pagination } = await list.read(brandId, q, range);
-      return answer(answered, { data, pagination, start_date: range.start_date, end_date: range.end_date });
+      return cachedRead(answers, req, reply, query, async () => {
+        if (!ranged) return answer(answered, await list.read(brandId, q, undefined));
+        const range = await portalRange(warehouse, brandId, q as RangeParams);
+        const { data, pagination } = await list.read(brandId, q, range);
+        return answer(answered, { data, pagination, start_date: range.start_date, end_date: range.end_date });
+      });
     },
   });
 }

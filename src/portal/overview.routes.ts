@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PERIODS } from '../http/query';
 import { route } from '../http/route';
-import type { Warehouse } from '../warehouse/clickhouse';
+import { cachedRead, type PortalReads } from './list';
 import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';
 import { answer, dateRange, money, readErrors } from './schemas';
@@ -28,17 +28,19 @@ const overviewAnswer = totals.extend({
 });
 
 /** GET /overview (SPEC 4.4, CONTRACT 8). */
-export const overviewRoutes = ({ warehouse }: { warehouse: Warehouse }) => [
+export const overviewRoutes = ({ warehouse, answers }: PortalReads) => [
   route({
     method: 'GET',
     path: '/overview',
     summary: 'Headline attribution numbers for a date range and the range before it',
     query: rangeParams,
     responses: { 200: overviewAnswer, ...readErrors },
-    async handler({ query, req }) {
+    handler({ query, req, reply }) {
       const brandId = req.portal!.brandId;
-      const range = await portalRange(warehouse, brandId, query);
-      return answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period });
+      return cachedRead(answers, req, reply, query, async () => {
+        const range = await portalRange(warehouse, brandId, query);
+        return answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period });
+      });
     },
   }),
 ];

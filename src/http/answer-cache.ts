@@ -1,0 +1,71 @@
+import type { ChangeFeed } from '../db/change-feed';
+import type { FactArea, FactChanges } from '../warehouse/fact-changes';
+
+type Entry = { version: string; text: string; expires: number };
+
+export type AnswerCacheOptions = {
+  /** Facts landed per brand (the writers' notifications). */
+  facts: FactChanges;
+  /** Records the answers name (brands, campaigns, creators, links, codes): migrations/0010. */
+  records: ChangeFeed;
+  /** Memory for answers, counted as UTF-16 text; 0 turns the cache off. */
+  maxBytes: number;
+  /** An answer is read again after this long even without a notification (one could be lost). */
+  maxAgeMs?: number;
+};
+
+/**
+ * Answers of reads over facts (JSON text), per brand and question, kept until facts of that brand
+ * land or a record they name changes. Concurrent misses of one question share one read; the least
+ * recently used answers make room. While either feed is down every request reads through.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly reading = new Map<string, Promise<string>>();
+  private bytes = 0;
+
+  constructor(private readonly opts: AnswerCacheOptions) {}
+
+  /** The answer to `question` for the brand: cached, or `read` once for everyone asking now. */
+  answer(area: FactArea, brandId: string, question: string, read: () => Promise<string>): Promise<string> {
+    const { facts, records, maxBytes } = this.opts;
+    if (maxBytes === 0 || !facts.live || !records.live) return read();
+    // Taken before reading: facts landing during the read leave the answer already stale.
+    const version = `${records.generation}/${facts.version(area, brandId)}`;
+    const key = `${area}\n${brandId}\n${question}`;
+    const hit = this.entries.get(key);
+    if (hit && hit.version === version && hit.expires > Date.now()) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return Promise.resolve(hit.text);
+    }
+    const flight = `${key}\n${version}`;
+    let pending = this.reading.get(flight);
+    if (!pending) {
+      pending = read()
+        .then((text) => {
+          this.store(key, { version, text, expires: Date.now() + (this.opts.maxAgeMs ?? 300_000) });
+          return text;
+        })
+        .finally(() => this.reading.delete(flight));
+      this.reading.set(flight, pending);
+    }
+    return pending;
+  }
+
+  private store(key: string, entry: Entry): void {
+    const size = (key.length + entry.text.length) * 2;
+    if (size > this.opts.maxBytes / 4) return; // one answer never takes most of the cache
+    this.remove(key);
+    while (this.bytes + size > this.opts.maxBytes) this.remove(this.entries.keys().next().value!);
+    this.entries.set(key, entry);
+    this.bytes += size;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.bytes -= (key.length + entry.text.length) * 2;
+  }
+}
