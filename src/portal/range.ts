@@ -5,8 +5,8 @@ import type { Warehouse } from '../warehouse/clickhouse';
 
 /**
  * The portal's reads over time take the Data API's period and dates (src/http/query.ts), with two
- * portal choices (CONTRACT 8): `30d` by default, and `all` from the brand's first click, install or
- * ledger row (sandbox rows too, so the sandbox feed's `all` holds them).
+ * portal choices (CONTRACT 8): `30d` by default, and `all` from the brand's first click (a person's),
+ * install or ledger row (sandbox rows too, so the sandbox feed's `all` holds them).
  */
 
 /** An inclusive range of UTC calendar days, YYYY-MM-DD. */
@@ -28,7 +28,7 @@ export async function portalRange(warehouse: Warehouse, brandId: string, q: Rang
 async function firstFactDay(warehouse: Warehouse, brandId: string): Promise<string | null> {
   const [row] = await warehouse.rows<{ first: string | null }>(
     `SELECT minOrNull(day) AS first FROM (
-       SELECT minOrNull(day) AS day FROM (SELECT toDate(clicked_at) AS day FROM clicks WHERE brand_id = {brand:String} GROUP BY day)
+       SELECT minOrNull(day) AS day FROM (SELECT toDate(clicked_at) AS day FROM clicks WHERE brand_id = {brand:String} AND bot = 0 GROUP BY day)
        UNION ALL SELECT minOrNull(toDate(occurred_at)) FROM installs WHERE brand_id = {brand:String}
        UNION ALL SELECT minOrNull(toDate(occurred_at)) FROM ledger WHERE brand_id = {brand:String}
      )`,

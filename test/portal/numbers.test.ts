@@ -362,6 +362,27 @@ describe('currencies shown (one rule for /overview, /links and /codes)', () => {
   });
 });
 
+describe("period all", () => {
+  it("starts at the brand's first person's click, not at a crawler's", async () => {
+    const brand = await createBrand(t, { name: 'Delta' });
+    const link = await createLink(t, { domain_id: fx.sharedDomain.id, brand_id: brand.id, creator_id: fx.creatorA.id, slug: 'delta' });
+    await createPortalUser(t, brand.id, 'd@delta.test');
+    const d = portal(t, await portalLogin(t, 'd@delta.test'));
+    const click = (at: Date, bot: number) => ({
+      brand_id: brand.id,
+      link_id: link.id,
+      creator_id: fx.creatorA.id,
+      click_token: `svc_${randomBytes(12).toString('base64url')}`,
+      clicked_at: chDateTime(at),
+      domain: fx.sharedDomain.hostname,
+      link_type: 'web',
+      bot,
+    });
+    await t.services.warehouse.insert('clicks', [click(ago(50), 1), click(ago(5), 0)]);
+    expect((await d.get('/overview?period=all')).json()).toMatchObject({ start_date: addDays(today, -5), clicks: 1, bot_clicks: 0 });
+  });
+});
+
 describe('brand isolation', () => {
   it("never answers brand A's rows to brand B, even when B names A's creator", async () => {
     const paths = ['/overview', '/links', '/codes', '/events?period=all', '/events?period=all&sandbox=true', '/setup', '/domains'];
