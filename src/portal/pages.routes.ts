@@ -36,6 +36,14 @@ export async function portalPageRoutes(app: FastifyInstance) {
       return reply.type(TYPES.html!).send(index);
     });
   }
+  // A page path with a trailing slash goes to the page; any other path is a 404 that a person
+  // reads in the portal's own frame ("Page not found", a link to the overview), not as JSON.
+  app.get('/portal/*', async (req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const page = path.slice('/portal/'.length, -1);
+    if (path.endsWith('/') && page && PORTAL_PAGES.includes(page)) return reply.redirect(`/portal/${page}${req.url.slice(path.length)}`, 301);
+    return reply.status(404).header('cache-control', 'no-cache').type(TYPES.html!).send(index);
+  });
   app.get('/portal/assets/:name', async (req, reply) => {
     const { name } = req.params as { name: string };
     const body = name === 'index.html' ? undefined : files.get(name);

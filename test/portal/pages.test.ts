@@ -50,7 +50,12 @@ describe('GET /portal/', () => {
     const bare = await get('/portal');
     expect(bare.statusCode).toBe(301);
     expect(bare.headers.location).toBe('/portal/');
-    expect((await get('/portal/admin')).statusCode).toBe(404);
+    const unknown = await get('/portal/admin');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.body).toBe(shell); // its script shows "Page not found" in the portal's frame
+    const slash = await get('/portal/links/?period=7d');
+    expect(slash.statusCode).toBe(301);
+    expect(slash.headers.location).toBe('/portal/links?period=7d');
     expect((await get('/portal/assets/app-NOPE.js')).statusCode).toBe(404);
     expect((await get('/portal/assets/index.html')).statusCode).toBe(404);
   });

@@ -412,6 +412,14 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await shoot('connections');
   });
 
+  it('shows a mistyped page address as "Page not found" in the portal, with the way back', async () => {
+    await page.goto(`${base}/portal/overveiw`);
+    await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
+    await page.getByRole('link', { name: 'Go to the overview.' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await settled();
+  });
+
   it('logs out: the login form shows and the old session cookie answers 401', async () => {
     const cookie = (await context.cookies(`${base}/api/client/`)).find((c) => c.name === 'svc_session')!;
     await page.getByRole('button', { name: 'Log out' }).click();
@@ -467,7 +475,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(writeOrigins.length).toBeGreaterThan(5);
     expect(new Set(await Promise.all(writeOrigins))).toEqual(new Set([base]));
     expect(new Set(failedResponses)).toEqual(
-      new Set(['401 GET /api/client/auth/me', '401 POST /api/client/auth/login', '409 POST /api/client/attribution/domains']),
+      new Set(['401 GET /api/client/auth/me', '401 POST /api/client/auth/login', '409 POST /api/client/attribution/domains', '404 GET /portal/overveiw']),
     );
   });
 });
