@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Refusal, type RefusalKind } from '../refusal';
 import { HttpError, notFound } from './errors';
-import { parseQuery } from './query';
+import { invalidParameter, parseQuery } from './query';
 
 /**
  * One description of an endpoint for every API (Data API, portal, internal, public): what it
@@ -97,11 +97,22 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
 async function run<C>(r: Route<C>, opts: MountOptions<C>, req: FastifyRequest, reply: FastifyReply, ok: number) {
   const context = (await opts.context?.(req, reply, r)) as C;
   const params = r.params ? parseParams(r.params, req.params) : undefined;
-  const query = r.query ? (opts.queryErrors === 'invalid_parameter' ? parseQuery(r.query, req.query) : r.query.parse(req.query ?? {})) : undefined;
+  const query = r.query ? readQuery(r.query, req.query, opts.queryErrors) : undefined;
   const parseBody = r.body && opts.bodies !== 'handler';
   const body = parseBody ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : undefined;
   reply.status(ok);
   return r.handler({ params, query, body, req, reply }, context);
+}
+
+// CONTRACT 10: paging out of range is 400 invalid_parameter on every API, whatever its other query errors.
+const PAGING = new Set(['page', 'cursor']);
+
+function readQuery(schema: z.ZodObject, query: unknown, errors: MountOptions<unknown>['queryErrors']) {
+  if (errors === 'invalid_parameter') return parseQuery(schema, query);
+  const parsed = schema.safeParse(query ?? {});
+  if (parsed.success) return parsed.data;
+  const paging = parsed.error.issues.find((i) => PAGING.has(String(i.path[0])));
+  throw paging ? invalidParameter(String(paging.path[0]), paging.message) : parsed.error;
 }
 
 function parseParams(schema: z.ZodObject, params: unknown) {

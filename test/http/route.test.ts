@@ -18,7 +18,7 @@ async function app(queryErrors: 'invalid_parameter' | 'invalid_request') {
         path: '/things/:id',
         summary: 'Change a thing',
         params: z.object({ id: z.string().regex(/^\d+$/).transform(Number) }),
-        query: z.object({ limit: z.coerce.number().int().max(10).default(5) }),
+        query: z.object({ limit: z.coerce.number().int().max(10).default(5), cursor: z.string().regex(/^\d+$/, 'invalid cursor').optional() }),
         body: z.object({ name: z.string().min(1) }),
         responses: { 200: null },
         async handler({ params, query, body }) {
@@ -72,6 +72,15 @@ describe('mountRoutes', () => {
     expect(res2.statusCode).toBe(422);
     expect(res2.json()).toMatchObject({ error: 'invalid_request', details: [{ path: 'limit' }] });
     expect(internal.calls).toEqual(['context']);
+  });
+
+  it('answers a cursor that does not decode 400 invalid_parameter on every API (CONTRACT 10)', async () => {
+    for (const queryErrors of ['invalid_parameter', 'invalid_request'] as const) {
+      const { a, calls } = await app(queryErrors);
+      const res = await patch(a, '/things/7?cursor=garbage', { name: 'x' });
+      expect([res.statusCode, res.json()]).toEqual([400, { error: 'invalid_parameter', param: 'cursor', message: 'invalid cursor' }]);
+      expect(calls).toEqual(['context']);
+    }
   });
 
   it('answers a refused body 422 invalid_request naming the field', async () => {

@@ -107,9 +107,14 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
       expect(second.data).toHaveLength(1);
       expect(second.data[0].id).not.toBe(first.data[0].id);
     }
-    for (const bad of ['limit=0', 'limit=101', 'cursor=garbage']) {
+    for (const bad of ['limit=0', 'limit=101']) {
       const res = await t.request({ method: 'GET', url: `/api/internal/brands?${bad}`, admin: true });
       expect(res.statusCode, bad).toBe(422);
+    }
+    // CONTRACT 10: a cursor that does not decode is 400 invalid_parameter, as on the other APIs.
+    for (const list of ['brands', 'creators', 'campaigns']) {
+      const res = await t.request({ method: 'GET', url: `/api/internal/${list}?cursor=garbage`, admin: true });
+      expect([res.statusCode, res.json()], list).toMatchObject([400, { error: 'invalid_parameter', param: 'cursor' }]);
     }
   });
 
