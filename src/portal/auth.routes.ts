@@ -35,8 +35,16 @@ export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
     },
     async handler({ body, req, reply }) {
       await limits.take(req, reply);
-      const user = await userByEmail(db, body.email);
-      const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+      let user: Awaited<ReturnType<typeof userByEmail>>;
+      let ok: boolean;
+      try {
+        user = await userByEmail(db, body.email);
+        ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+      } catch (err) {
+        // Only a wrong password costs an attempt: a Postgres outage must not lock out whoever kept trying.
+        await limits.giveBack(req).catch(() => {});
+        throw err;
+      }
       if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
       await limits.giveBack(req);
       const expiresAt = await openSession(db, reply, user);
