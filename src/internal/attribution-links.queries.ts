@@ -1,4 +1,6 @@
+import type { Insertable } from 'kysely';
 import type { ChangeFeed } from '../db/change-feed';
+import type { LinksTable } from '../db/schema';
 import { type ListReader, listLinks } from '../attribution/reporting/lists';
 import { conflict, invalidRequest, notFound, type RefusalDetail } from '../refusal';
 
@@ -7,16 +9,8 @@ export const STORE_URL_REQUIRED = 'an app link needs ios_url or android_url';
 export const hasStoreUrl = (l: { type: string; ios_url?: string | null; android_url?: string | null }) =>
   l.type !== 'app' || Boolean(l.ios_url || l.android_url);
 
-export type NewLink = {
-  brand_id: string;
-  creator_id: string;
-  domain_id: string;
-  slug: string;
-  type: 'web' | 'app';
-  destination_url: string;
-  ios_url?: string | null;
-  android_url?: string | null;
-};
+/** A link as created: the columns of `links` but those the database fills. */
+export type NewLink = Omit<Insertable<LinksTable>, 'id' | 'active' | 'created_at' | 'updated_at'>;
 export type LinkPatch = { active?: boolean; destination_url?: string; ios_url?: string | null; android_url?: string | null };
 
 type Deps = ListReader & { linkChanges: ChangeFeed };
@@ -45,16 +39,7 @@ export async function createLink(deps: Deps, link: NewLink) {
     if (problems.length) throw invalidRequest(problems);
     const row = await trx
       .insertInto('links')
-      .values({
-        brand_id: link.brand_id,
-        creator_id: link.creator_id,
-        domain_id: link.domain_id,
-        slug: link.slug,
-        type: link.type,
-        destination_url: link.destination_url,
-        ios_url: link.ios_url ?? null,
-        android_url: link.android_url ?? null,
-      })
+      .values(link)
       // The only unique keys besides the serial id are the domain's slugs.
       .onConflict((oc) => oc.doNothing())
       .returning('id')
