@@ -1,23 +1,6 @@
-/*
- * svc web pixel, version 1. Dependency-free browser JavaScript (ES2020), served as written
- * by the service at /pixel.js?v=1.
- *
- *   <script>
- *     window.svc = window.svc || function () { (svc.q = svc.q || []).push(arguments); };
- *     svc('init', 'pk_...');
- *   </script>
- *   <script async src="https://SERVICE/pixel.js?v=1"></script>
- *
- *   svc('track', 'purchase', { transaction_id: 'order-1', amount: 49.99, currency: 'USD', code: 'ANNA' });
- *
- * - The click token of a creator link arrives as ?svc_cid=... on the landing page; it is kept
- *   30 days in a first-party cookie and in localStorage, and sent with every event.
- * - Events go to POST /api/public/attribution/events on the service that served this file.
- *   Each waits in localStorage until the service answered, and is retried with backoff
- *   (also on the next page view). The transaction id is the key: a retry, or the same
- *   purchase tracked twice, is recorded once. Events without one get a random id.
- * - Calls made before this file loaded (svc.q) run in order. Nothing here throws into the page.
- */
+/* svc web pixel, interface v1: dependency-free browser JavaScript (ES2020), served as written at /pixel.js?v=1.
+ * Its snippet, the click token it keeps, queued calls, retries and deduplication: docs/api.md#web-pixel.
+ * Nothing here throws into the page. */
 (() => {
   const VERSION = '1';
   const EVENT_TYPES = ['purchase', 'renewal', 'refund', 'trial', 'signup', 'lead', 'custom', 'install'];

@@ -3,11 +3,6 @@ import { HttpError } from '../../http/errors';
 import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../ledger/types';
 
-/**
- * Reading public attribution bodies; refusals answer `{"error":"<code>"}` (SPEC 7): not a JSON
- * object is `invalid_request`, a field of the wrong type or form `invalid_<field>` unless the route
- * names its own code (`install_id_required`).
- */
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
@@ -18,13 +13,16 @@ export const publicErrors = {
   429: errorSchema('rate_limited, with Retry-After'),
 };
 
+/** Public attribution refusals answer `{"error":"<code>"}` (SPEC 7). */
 export const refuse = (status: number, code: string) => new HttpError(status, { error: code });
 
+/** A body that is not a JSON object is `invalid_request`. */
 export function bodyObject(body: unknown): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse(422, 'invalid_request');
   return body as Record<string, unknown>;
 }
 
+/** A field of the wrong type or form is `invalid_<field>`, unless the route names its own code (`install_id_required`). */
 export function parseFields<S extends z.ZodType>(schema: S, body: Record<string, unknown>, codes: Record<string, string> = {}): z.output<S> {
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
