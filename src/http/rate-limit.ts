@@ -87,14 +87,20 @@ export class RateLimiter {
   }
 }
 
+// The limits a request has passed so far: a later check (once the body is read) shows the tightest of all.
+const passed = new WeakMap<FastifyReply, RateLimitAnswer[]>();
+
 /**
  * Applies limits to a JSON route: consumes each, sets `RateLimit-Limit`, `RateLimit-Remaining`
- * and `RateLimit-Reset` of the tightest, and refuses with 429 `{"error":"rate_limited"}` and
- * `Retry-After` when one is spent. No headers when no limit applies (off, or Redis away).
+ * and `RateLimit-Reset` of the tightest (with those this request passed before), and refuses with
+ * 429 `{"error":"rate_limited"}` and `Retry-After` when one is spent. No headers when no limit
+ * applies (off, or Redis away).
  */
 export async function enforceRateLimits(reply: FastifyReply, limiter: RateLimiter, checks: [RateLimitKind, string][]): Promise<void> {
-  const answers = (await Promise.all(checks.map(([kind, id]) => limiter.consume(kind, id)))).filter((a) => a !== null);
+  const fresh = (await Promise.all(checks.map(([kind, id]) => limiter.consume(kind, id)))).filter((a) => a !== null);
+  const answers = [...(passed.get(reply) ?? []), ...fresh];
   if (answers.length === 0) return;
+  passed.set(reply, answers);
   const refused = answers.filter((a) => !a.allowed);
   const shown = (refused.length ? refused : answers).reduce((a, b) => (b.remaining < a.remaining || (b.remaining === a.remaining && b.resetSeconds > a.resetSeconds) ? b : a));
   reply.header('ratelimit-limit', shown.limit).header('ratelimit-remaining', shown.remaining).header('ratelimit-reset', shown.resetSeconds);

@@ -88,6 +88,18 @@ describe('per client IP: POST /clicks, /installs and /events (RATE_LIMIT_PUBLIC_
     expect(rows).toEqual([]);
   });
 
+  it('counts a body refused unread too, and gives its answer the headers', async () => {
+    await freshWindow();
+    const ip = newIp();
+    const unreadable = () =>
+      t.request({ method: 'POST', url: '/api/public/attribution/events', payload: '{"pixel_key":', headers: { 'content-type': 'application/json' }, remoteAddress: ip });
+    const first = await unreadable();
+    expect(first.statusCode).toBe(422);
+    expect(limitHeaders(first)).toMatchObject({ limit: 5, remaining: 4 });
+    for (let n = 0; n < 4; n++) expect((await clickFrom(ip)).statusCode).toBe(200);
+    expectRefused(await unreadable(), 5);
+  });
+
   it('lets exactly the limit through when a burst arrives at once (counts are batched, never lost)', async () => {
     await freshWindow();
     const ip = newIp();

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { enforceRateLimits } from '../../http/rate-limit';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
@@ -22,7 +21,7 @@ const clickBody = z.object({
  * authentication. The service's own link host (src/attribution/link-host) is the other
  * front door to the same ClickRecorder.
  */
-export const clickRoutes = ({ clicks, log, rateLimiter }: Pick<PublicDeps, 'clicks' | 'log' | 'rateLimiter'>) => {
+export const clickRoutes = ({ clicks, log }: Pick<PublicDeps, 'clicks' | 'log'>) => {
   const unqueued = new RepeatedLog(log, 'error', 'could not queue clicks; answered 503 unavailable');
   return [
     route({
@@ -33,8 +32,7 @@ export const clickRoutes = ({ clicks, log, rateLimiter }: Pick<PublicDeps, 'clic
       body: clickBody,
       bodyLimit: PUBLIC_BODY_LIMIT,
       responses: { 200: { description: 'Where to send the visitor: {redirect_url, click_token, platform_hint, link_type, brand_name, app}' }, ...publicErrors, 404: errorSchema('link_not_found'), 503: errorSchema('unavailable') },
-      async handler({ req, reply }) {
-        await enforceRateLimits(reply, rateLimiter, [['public_ip', req.ip]]); // 429 rate_limited (CONTRACT 10)
+      async handler({ req }) {
         const body = parseFields(clickBody, bodyObject(req.body));
         const link = body.domain ? await clicks.link(body.domain, body.slug) : null;
         if (!link) throw refuse(404, 'link_not_found');

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
-import { enforceRateLimits, type RateLimitKind } from '../../http/rate-limit';
+import { enforceRateLimits } from '../../http/rate-limit';
 import { mountRoutes } from '../../http/route';
 import { clickRoutes } from './clicks.routes';
 import type { PublicDeps } from './deps';
@@ -29,14 +29,18 @@ export async function publicAttributionRoutes(app: FastifyInstance, deps: Public
       .send(),
   );
 
-  // Installs and events per client IP and per pixel key (CONTRACT 10); POST /clicks per IP, in its handler.
-  const limited = new Set(['/installs', '/events'].map((path) => `${app.prefix}${path}`));
+  // CONTRACT 10: every POST per client IP, counted before the body is read (so a body refused
+  // unread carries the headers too); installs and events also per pixel key, once it is read.
+  const routes = (...paths: string[]) => new Set(paths.map((path) => `${app.prefix}${path}`));
+  const perIp = routes('/clicks', '/installs', '/events');
+  const perPixelKey = routes('/installs', '/events');
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method === 'POST' && perIp.has(req.routeOptions.url ?? '')) await enforceRateLimits(reply, deps.rateLimiter, [['public_ip', req.ip]]);
+  });
   app.addHook('preHandler', async (req, reply) => {
-    if (req.method !== 'POST' || !limited.has(req.routeOptions.url ?? '')) return;
+    if (req.method !== 'POST' || !perPixelKey.has(req.routeOptions.url ?? '')) return;
     const pixelKey = (req.body as { pixel_key?: unknown } | null)?.pixel_key;
-    const checks: [RateLimitKind, string][] = [['public_ip', req.ip]];
-    if (typeof pixelKey === 'string' && pixelKey.trim()) checks.push(['pixel_key', pixelKey.trim()]);
-    await enforceRateLimits(reply, deps.rateLimiter, checks);
+    if (typeof pixelKey === 'string' && pixelKey.trim()) await enforceRateLimits(reply, deps.rateLimiter, [['pixel_key', pixelKey.trim()]]);
   });
 
   // Each handler reads its body itself: SPEC 7 names a code per refused field.
