@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PROVIDERS } from '../attribution/ledger/types';
 import { type ConnectionAnswer, Connections, createConnectionBody, updateConnectionBody } from '../attribution/webhooks/connections';
-import { setupCards } from '../attribution/webhooks/setup-cards';
+import { SETTING_TYPES, setupCards } from '../attribution/webhooks/setup-cards';
 import { idParams, route } from '../http/route';
 import type { PortalDeps } from './deps';
 import { answer, errorSchema, readErrors } from './schemas';
@@ -23,15 +23,29 @@ const portalConnection = z.object({
   created_at: z.iso.datetime(),
 });
 
+/** A setting of the provider, as the connect form asks for it. */
+const settingField = z.object({
+  key: z.string().describe('The key in `settings`, e.g. bundle_id'),
+  type: z
+    .enum(SETTING_TYPES)
+    .describe('text; boolean; number (a whole number); choice (one of options); secret (stored encrypted, never answered); map (a JSON object of text to text)'),
+  required: z.boolean(),
+  options: z.array(z.string()).optional().describe('choice only: the values it takes'),
+  default: z.union([z.string(), z.number(), z.boolean()]).optional().describe('What is used when the setting is left out'),
+});
+
 /** What to do in the provider's dashboard, with this brand's connection once there is one. */
 const setupCard = z.object({
   provider: z.enum(PROVIDERS),
   title: z.string(),
   dashboard: z.string(),
   steps: z.array(z.string()),
-  signing_secret: z.object({ required: z.boolean(), what: z.string() }),
-  required_settings: z.array(z.string()),
-  optional_settings: z.array(z.string()),
+  signing_secret: z.object({
+    used: z.boolean().describe('false: the provider signs with its own certificates (Apple) and takes no secret'),
+    required: z.boolean(),
+    what: z.string().describe('What the secret is, in words'),
+  }),
+  settings: z.array(settingField).describe("The provider's settings, in the order a form asks for them"),
   connected: z.boolean(),
   connection_id: z.string().nullable(),
   status: connectionStatus.nullable(),

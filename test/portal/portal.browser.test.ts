@@ -409,6 +409,20 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await stripe.locator('code.webhook-url').waitFor();
     const stripeApi = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'stripe');
     expect(stripeApi.settings).toEqual({ first_invoice_as_purchase: true });
+
+    // Apple signs with its own certificates: its card asks for no secret, and its settings go as the card types them.
+    const apple = page.locator('li.connection[data-provider="apple"]');
+    await apple.getByText(/^Set up App Store/).click();
+    expect(await apple.getByLabel(/Signing secret/).count()).toBe(0);
+    await apple.getByLabel('bundle_id').fill('com.acme.app');
+    await apple.getByLabel('app_apple_id (optional)').fill('1234567890');
+    await apple.getByLabel('environment (optional)').selectOption('production');
+    await apple.getByRole('button', { name: /^Connect App Store/ }).click();
+    await apple.locator('code.webhook-url').waitFor();
+    const appleApi = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'apple');
+    expect(appleApi.settings).toEqual({ bundle_id: 'com.acme.app', app_apple_id: 1234567890, environment: 'production' });
+    expect(await apple.locator('form.secret').count()).toBe(0);
+    expect(await apple.locator('.secret-state').count()).toBe(0);
     await shoot('connections');
   });
 

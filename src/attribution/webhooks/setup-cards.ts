@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { PROVIDERS, type Provider } from '../ledger/types';
 import type { ConnectionAnswer } from './connections';
+import { SETTINGS_SCHEMAS } from './providers';
 
 /**
  * The portal's setup card per provider (GET /api/client/attribution/connections): the
@@ -12,9 +14,9 @@ export type SetupCard = {
   /** Where the provider's dashboard is, in words. */
   dashboard: string;
   steps: string[];
-  signing_secret: { required: boolean; what: string };
-  required_settings: string[];
-  optional_settings: string[];
+  /** `used: false`: the provider signs otherwise (Apple's certificates) and takes no secret. */
+  signing_secret: { used: boolean; required: boolean; what: string };
+  settings: SettingField[];
   /** Whether the brand has a connection for this provider (see `status` for its health). */
   connected: boolean;
   connection_id: string | null;
@@ -22,7 +24,20 @@ export type SetupCard = {
   webhook_url: string | null;
 };
 
-type CardText = Omit<SetupCard, 'provider' | 'connected' | 'connection_id' | 'status' | 'webhook_url' | 'steps'> & {
+export const SETTING_TYPES = ['text', 'boolean', 'number', 'choice', 'secret', 'map'] as const;
+
+/** A connection setting as a form asks for it: `number` is a whole number, `map` a JSON object of text to text. */
+export type SettingField = {
+  key: string;
+  type: (typeof SETTING_TYPES)[number];
+  required: boolean;
+  /** The values a `choice` takes. */
+  options?: string[];
+  /** What the service uses when the setting is left out. */
+  default?: string | number | boolean;
+};
+
+type CardText = Omit<SetupCard, 'provider' | 'connected' | 'connection_id' | 'status' | 'webhook_url' | 'steps' | 'settings'> & {
   steps(url: string, settings: Record<string, unknown>): string[];
 };
 
@@ -41,9 +56,7 @@ const CARDS: Record<Provider, CardText> = {
       `In your app, set the subscriber attribute "${installAttribute(settings)}" to the SDK's install ID, e.g. Purchases.shared.attribution.setAttributes(["${installAttribute(settings)}": installId]). Optionally "svc_cid" (a click token) and "svc_code" (a creator code).`,
       'Click "Send test event" or make a sandbox purchase: the connection turns connected.',
     ],
-    signing_secret: { required: false, what: 'the Authorization header value you typed in RevenueCat' },
-    required_settings: [],
-    optional_settings: ['install_id_attribute', 'app_id'],
+    signing_secret: { used: true, required: false, what: 'the Authorization header value you typed in RevenueCat' },
   },
   adapty: {
     title: 'Adapty',
@@ -56,9 +69,7 @@ const CARDS: Record<Provider, CardText> = {
       `In your app, set the custom attribute "${installAttribute(settings)}" to the SDK's install ID (Adapty.updateProfile with customAttributes). Optionally "svc_cid" (a click token) and "svc_code" (a creator code).`,
       'Click Save: Adapty sends a verification request and the connection turns connected. A sandbox purchase is stored as a sandbox row.',
     ],
-    signing_secret: { required: false, what: 'the Authorization header value for the production endpoint' },
-    required_settings: [],
-    optional_settings: ['sandbox_secret', 'install_id_attribute', 'event_name_map'],
+    signing_secret: { used: true, required: false, what: 'the Authorization header value for the production endpoint' },
   },
   stripe: {
     title: 'Stripe',
@@ -71,9 +82,7 @@ const CARDS: Record<Provider, CardText> = {
       'At Checkout, pass the click token as client_reference_id (Payment Links: ?client_reference_id=svc_…) and set metadata.svc_install_id (and svc_cid, svc_code) on the session and in subscription_data.metadata, so renewals carry them.',
       'Complete a test-mode checkout or run "stripe trigger checkout.session.completed": the connection turns connected. Without Checkout, turn on first_invoice_as_purchase.',
     ],
-    signing_secret: { required: true, what: 'the endpoint signing secret, whsec_…' },
-    required_settings: [],
-    optional_settings: ['first_invoice_as_purchase'],
+    signing_secret: { used: true, required: true, what: 'the endpoint signing secret, whsec_…' },
   },
   shopify: {
     title: 'Shopify',
@@ -86,9 +95,7 @@ const CARDS: Record<Provider, CardText> = {
       'Our storefront snippet saves the click token as the cart attribute "svc_cid"; an app can save the install ID as "svc_install_id". Creator codes are read from discount codes.',
       'Click "Send test notification" or place a test order: the connection turns connected.',
     ],
-    signing_secret: { required: true, what: 'the key shown under "Your webhooks will be signed with"' },
-    required_settings: [],
-    optional_settings: ['shop_domain'],
+    signing_secret: { used: true, required: true, what: 'the key shown under "Your webhooks will be signed with"' },
   },
   apple: {
     title: 'App Store (App Store Server Notifications V2)',
@@ -100,11 +107,37 @@ const CARDS: Record<Provider, CardText> = {
       'In your app, pass the install ID as the purchase\'s appAccountToken (StoreKit 2: .appAccountToken(UUID(uuidString: installId)!); StoreKit 1: applicationUsername).',
       'Request a test notification (App Store Server API, POST /inApps/v1/notifications/test) or make a sandbox purchase: the connection turns connected.',
     ],
-    signing_secret: { required: false, what: 'none: Apple signs with its own certificates' },
-    required_settings: ['bundle_id'],
-    optional_settings: ['app_apple_id', 'environment'],
+    signing_secret: { used: false, required: false, what: 'none: Apple signs with its own certificates' },
   },
 };
+
+type JsonProperty = { type?: string; enum?: string[]; writeOnly?: boolean; default?: string | number | boolean };
+
+/** A setting's type read from its JSON Schema; a setting no form fits stops the start. */
+function settingType(key: string, p: JsonProperty): SettingField['type'] {
+  if (p.enum) return 'choice';
+  if (p.writeOnly) return 'secret';
+  if (p.type === 'string') return 'text';
+  if (p.type === 'boolean') return 'boolean';
+  if (p.type === 'integer') return 'number';
+  if (p.type === 'object') return 'map';
+  throw new Error(`setting ${key}: no portal form for ${JSON.stringify(p)}`);
+}
+
+/** Each provider's settings as its zod schema takes them (SETTINGS_SCHEMAS), in the schema's order. */
+const SETTINGS = Object.fromEntries(
+  PROVIDERS.map((provider) => {
+    const schema = z.toJSONSchema(SETTINGS_SCHEMAS[provider], { io: 'input' }) as { properties: Record<string, JsonProperty>; required?: string[] };
+    const fields = Object.entries(schema.properties).map(([key, p]): SettingField => ({
+      key,
+      type: settingType(key, p),
+      required: schema.required?.includes(key) ?? false,
+      ...(p.enum ? { options: p.enum } : {}),
+      ...(p.default !== undefined ? { default: p.default } : {}),
+    }));
+    return [provider, fields];
+  }),
+) as Record<Provider, SettingField[]>;
 
 /** One card per provider, with the brand's connection (URL, status) when it has one. */
 export function setupCards(connections: ConnectionAnswer[]): SetupCard[] {
@@ -115,6 +148,7 @@ export function setupCards(connections: ConnectionAnswer[]): SetupCard[] {
       provider,
       ...card,
       steps: steps(connection?.webhook_url ?? URL_PLACEHOLDER, connection?.settings ?? {}),
+      settings: SETTINGS[provider],
       connected: connection !== undefined,
       connection_id: connection?.id ?? null,
       status: connection?.status ?? null,

@@ -85,8 +85,21 @@ describe('portal connections (SPEC 4.4, CONTRACT 8)', () => {
     expect(stripeCard).toMatchObject({ connected: true, connection_id: stripe.id, signing_secret: { required: true } });
     expect(stripeCard.steps.join('\n')).toContain(stripe.webhook_url);
     expect(stripeCard.steps.join('\n')).toContain('charge.refunded');
-    const appleCard = body.setup_cards.find((c: { provider: string }) => c.provider === 'apple');
-    expect(appleCard.required_settings).toEqual(['bundle_id']);
+    const card = (provider: string) => body.setup_cards.find((c: { provider: string }) => c.provider === provider);
+    // Apple signs with its own certificates: no secret, and each setting typed for its form.
+    expect(card('apple').signing_secret).toMatchObject({ used: false, required: false });
+    expect(card('apple').settings).toEqual([
+      { key: 'bundle_id', type: 'text', required: true },
+      { key: 'app_apple_id', type: 'number', required: false },
+      { key: 'environment', type: 'choice', required: false, options: ['both', 'production', 'sandbox'], default: 'both' },
+    ]);
+    expect(card('stripe').settings).toEqual([{ key: 'first_invoice_as_purchase', type: 'boolean', required: false, default: false }]);
+    expect(card('adapty').settings).toEqual([
+      { key: 'sandbox_secret', type: 'secret', required: false },
+      { key: 'install_id_attribute', type: 'text', required: false, default: 'svc_install_id' },
+      { key: 'event_name_map', type: 'map', required: false },
+    ]);
+    for (const provider of ['revenuecat', 'adapty', 'stripe', 'shopify']) expect(card(provider).signing_secret.used, provider).toBe(true);
     expect(body.setup_cards.find((c: { provider: string }) => c.provider === 'shopify')).toMatchObject({ connected: false, webhook_url: null });
     expect(res.body).not.toContain('whsec_topsecret_value');
   });

@@ -18,7 +18,7 @@ import {
 
 export const adaptySettings = z.strictObject({
   /** The Authorization value of Adapty's sandbox endpoint. Stored encrypted, never answered. */
-  sandbox_secret: z.string().min(1).max(500).optional(),
+  sandbox_secret: z.string().min(1).max(500).meta({ writeOnly: true }).optional(),
   /** The custom user attribute the app sets to the install ID. */
   install_id_attribute: attributeName.default('svc_install_id'),
   event_name_map: z.record(z.string().trim().min(1).max(100), z.string().regex(/^[a-z_]+$/, 'an Adapty event name')).optional(),

@@ -20,11 +20,19 @@ type Card = {
   title: string;
   dashboard: string;
   steps: string[];
-  signing_secret: { required: boolean; what: string };
-  required_settings: string[];
-  optional_settings: string[];
+  signing_secret: { used: boolean; required: boolean; what: string };
+  settings: Setting[];
   connected: boolean;
   connection_id: string | null;
+};
+
+/** A setting as the setup card describes it (docs/webhooks.md, Connections). */
+type Setting = {
+  key: string;
+  type: 'text' | 'boolean' | 'number' | 'choice' | 'secret' | 'map';
+  required: boolean;
+  options?: string[];
+  default?: string | number | boolean;
 };
 
 const STATUS: Record<Status, [string, string]> = {
@@ -87,12 +95,11 @@ function providerCard(card: Card, connection: Connection | null, refresh: (focus
       h('dd', null, h('code', { class: 'webhook-url' }, connection.webhook_url), copyButton(connection.webhook_url, `${card.title} webhook URL`)),
       h('dt', null, 'Last event'),
       h('dd', null, connection.last_event_at ? formatMoment(connection.last_event_at) : 'None yet'),
-      h('dt', null, 'Signing secret'),
-      h('dd', { class: 'secret-state' }, connection.signing_secret_set ? 'Stored (it is never shown again)' : 'Not set'),
+      card.signing_secret.used ? [h('dt', null, 'Signing secret'), h('dd', { class: 'secret-state' }, connection.signing_secret_set ? 'Stored (it is never shown again)' : 'Not set')] : [],
       ...Object.entries(connection.settings).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, h('code', null, typeof v === 'string' ? v : JSON.stringify(v)))]),
     ),
     steps,
-    secretForm(card, connection, refresh),
+    card.signing_secret.used ? secretForm(card, connection, refresh) : null,
     removeControl(card, connection, refresh),
   ]);
   return item;
@@ -100,11 +107,13 @@ function providerCard(card: Card, connection: Connection | null, refresh: (focus
 
 function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HTMLElement {
   const secret = h('input', { type: 'password', autocomplete: 'off', required: card.signing_secret.required });
-  const settings = [...card.required_settings.map((k) => settingInput(k, true)), ...card.optional_settings.map((k) => settingInput(k, false))];
+  const settings = card.settings.map((s) => settingInput(s));
   const form = h(
     'form',
     { class: 'connect' },
-    field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${sentence(card.signing_secret.what)}. Stored encrypted; never shown again.`),
+    card.signing_secret.used
+      ? field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${sentence(card.signing_secret.what)}. Stored encrypted; never shown again.`)
+      : null,
     settings.map((s) => s.control),
     h('button', { type: 'submit', class: 'primary' }, `Connect ${card.title}`),
   );
@@ -131,44 +140,42 @@ function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HT
 /** The setup cards describe the secret in lower case, as part of a sentence. */
 const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
-/**
- * The setup cards name their settings, not their types: these few are not free text (the
- * provider would refuse the text "true" for a flag, "1234" for a number).
- */
-const SETTING_KINDS: Record<string, 'flag' | 'integer' | 'secret' | readonly string[]> = {
-  first_invoice_as_purchase: 'flag',
-  app_apple_id: 'integer',
-  sandbox_secret: 'secret',
-  environment: ['both', 'production', 'sandbox'],
-};
-
 type SettingInput = { key: string; control: HTMLElement; value(): unknown };
 
-/** A setting's control, and its value as the API takes it (undefined: left out). */
-function settingInput(key: string, required: boolean): SettingInput {
-  const kind = SETTING_KINDS[key];
+/** A setting's control, and its value as the API takes it (undefined: left blank). */
+function settingInput(setting: Setting): SettingInput {
+  const { key, type, required } = setting;
   const label = `${key}${required ? '' : ' (optional)'}`;
-  if (kind === 'flag') {
-    const box = h('input', { type: 'checkbox', name: key, id: uid('setting') });
-    return { key, control: h('div', { class: 'field check' }, box, h('label', { for: box.id }, key)), value: () => (box.checked ? true : undefined) };
+  if (type === 'boolean') {
+    const box = h('input', { type: 'checkbox', name: key, id: uid('setting'), checked: setting.default === true });
+    return { key, control: h('div', { class: 'field check' }, box, h('label', { for: box.id }, key)), value: () => box.checked };
   }
-  if (typeof kind === 'object') {
-    const select = h('select', { name: key, required }, h('option', { value: '' }, required ? 'Choose one' : 'Default'), kind.map((v) => h('option', { value: v }, v)));
+  if (type === 'choice') {
+    const blank = required ? 'Choose one' : setting.default === undefined ? 'None' : `Default (${setting.default})`;
+    const select = h('select', { name: key, required }, h('option', { value: '' }, blank), (setting.options ?? []).map((v) => h('option', { value: v }, v)));
     return { key, control: field(label, select), value: () => select.value || undefined };
   }
-  const integer = kind === 'integer';
-  const input = h('input', { type: kind === 'secret' ? 'password' : integer ? 'number' : 'text', name: key, required, autocomplete: 'off', spellcheck: 'false', min: integer ? 1 : null, step: integer ? 1 : null });
+  const number = type === 'number';
+  const input = h('input', {
+    type: type === 'secret' ? 'password' : number ? 'number' : 'text',
+    name: key,
+    required,
+    autocomplete: 'off',
+    spellcheck: 'false',
+    min: number ? 1 : null,
+    step: number ? 1 : null,
+    placeholder: typeof setting.default === 'string' ? setting.default : null,
+  });
   const value = () => {
     const text = input.value.trim();
     if (!text) return undefined;
-    return integer ? Number(text) : settingValue(text);
+    return number ? Number(text) : type === 'map' ? jsonOrText(text) : text;
   };
-  return { key, control: field(label, input, key.endsWith('_map') ? 'A JSON object' : undefined), value };
+  return { key, control: field(label, input, type === 'map' ? 'A JSON object, such as {"your name": "their name"}' : undefined), value };
 }
 
-/** Settings are text; one written as a JSON object (such as event_name_map) is sent as one. */
-function settingValue(text: string): unknown {
-  if (!text.startsWith('{')) return text;
+/** A map is sent as the JSON object written; text that is not JSON is sent as is, for the API to refuse in words. */
+function jsonOrText(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
