@@ -60,6 +60,8 @@ export class FactQueues<Rows extends RowsByKind = RowsByKind> {
         const queue = new Queue<FactJobData>(kind, { connection, prefix, defaultJobOptions: JOB_OPTIONS });
         // BullMQ repeats the connection's errors here; the connection's own listener logs them (services.ts).
         queue.on('error', () => {});
+        // Every kind's series exists from the start, so /metrics shows 0 and an alert sees the first failures.
+        queueAddFailures.inc({ kind }, 0);
         return [kind, queue];
       }),
     ) as Record<FactKind, Queue<FactJobData>>;

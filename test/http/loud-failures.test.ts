@@ -49,6 +49,7 @@ describe('degraded but serving (CONTRACT 7)', () => {
     expect(sample(metrics, 'svc_queue_jobs{queue="clicks",state="waiting"}')).toBe(1);
     for (const state of ['active', 'delayed', 'failed']) expect(sample(metrics, `svc_queue_jobs{queue="clicks",state="${state}"}`)).toBe(0);
     for (const store of ['postgres', 'redis', 'clickhouse']) expect(sample(metrics, `svc_store_up{store="${store}"}`)).toBe(1);
+    expect(sample(metrics, 'svc_queue_add_failures_total{kind="clicks"}')).toBe(0);
 
     t.startWorkers();
     await t.settle();
@@ -59,13 +60,37 @@ describe('degraded but serving (CONTRACT 7)', () => {
     expect(sample(after, 'svc_ingestion_pending_seconds{kind="installs"}')).toBeLessThan(2);
   });
 
-  it('shows a store that stops answering as svc_store_up 0', async () => {
+  it('counts ClickHouse insert failures per kind while inserts fail', async () => {
+    const failures = async () => {
+      const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body;
+      return metrics.includes('svc_batch_failures_total{kind="ledger"}') ? sample(metrics, 'svc_batch_failures_total{kind="ledger"}') : 0;
+    };
+    const before = await failures();
+    await t.services.warehouse.command('RENAME TABLE ledger TO ledger_away');
+    try {
+      t.startWorkers();
+      expect((await postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, transaction_id: uniqueId(), amount: 2 })).statusCode).toBe(200);
+      await eventually(failures, (n) => n > before, 15_000);
+    } finally {
+      await t.services.warehouse.command('RENAME TABLE ledger_away TO ledger');
+    }
+    await t.settle(30_000);
+  });
+
+  it('shows a store that stops answering as svc_store_up 0, and counts the queue adds that fail', async () => {
     const ended = new Promise((resolve) => t.services.redis.once('end', resolve));
     t.services.redis.disconnect();
     try {
+      // Accepted through the outbox; its add to the queue fails.
+      const install = await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: uniqueId(), platform: 'ios' });
+      expect(install.statusCode).toBe(201);
       const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body;
       expect(sample(metrics, 'svc_store_up{store="redis"}')).toBe(0);
       expect(sample(metrics, 'svc_store_up{store="postgres"}')).toBe(1);
+      await eventually(
+        async () => sample((await t.request({ method: 'GET', url: '/metrics' })).body, 'svc_queue_add_failures_total{kind="installs"}'),
+        (n) => n >= 1,
+      );
     } finally {
       await ended; // connect() refuses a connection still closing
       await t.services.redis.connect();
