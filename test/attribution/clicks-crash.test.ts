@@ -63,6 +63,17 @@ const linkClicks = async (base: string, brandId: string) => {
   return link!.clicks;
 };
 
+/** The clicks of the brand's portal overview, as its owner sees them. */
+const portalClicks = async (base: string, brandId: string) => {
+  const owner = { email: `owner-${brandId}@crash.example`, password: 'crash-owner-password' };
+  await post(base, `/api/internal/brands/${brandId}/portal-users`, owner);
+  const login = await fetch(`${base}/api/client/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(owner) });
+  expect(login.status).toBe(200);
+  const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+  const res = await fetch(`${base}/api/client/attribution/overview?period=7d`, { headers: { cookie } });
+  return ((await res.json()) as { clicks: number }).clicks;
+};
+
 describe('clicks under SIGKILL mid-load', () => {
   it(`counts every answered click exactly once over ${ROUNDS} kills at random instants`, async () => {
     let { child, base } = await startServiceProcess(SERVICE_COMMAND, env);
@@ -102,6 +113,7 @@ describe('clicks under SIGKILL mid-load', () => {
     const settled = await linkClicks(base, brand.id);
     expect(settled).toBe(counted);
     expect(settled).toBeLessThanOrEqual(answered + inFlightAtKills);
+    expect(await portalClicks(base, brand.id)).toBe(settled);
 
     // The projection's count is the rows' own, and every row is one distinct click.
     const stopped = exited(child);
