@@ -426,6 +426,31 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await shoot('connections');
   });
 
+  it("changes a connection's settings after connecting: the form shows the stored values, an emptied one is removed", async () => {
+    const apple = page.locator('li.connection[data-provider="apple"]');
+    await apple.getByText('Change settings').click();
+    const form = apple.locator('form.settings');
+    expect(await form.getByLabel('bundle_id').inputValue()).toBe('com.acme.app');
+    expect(await form.getByLabel('app_apple_id (optional)').inputValue()).toBe('1234567890');
+    expect(await form.getByLabel('environment (optional)').inputValue()).toBe('production');
+    await form.getByLabel('bundle_id').fill('com.acme.shop');
+    await form.getByLabel('app_apple_id (optional)').fill('');
+    await form.getByLabel('environment (optional)').selectOption('sandbox');
+    await form.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.locator('#announcer').textContent()).toBe('App Store (App Store Server Notifications V2) settings saved');
+    const appleApi = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'apple');
+    expect(appleApi.settings).toEqual({ bundle_id: 'com.acme.shop', environment: 'sandbox' });
+    expect(await apple.locator('dl.endpoints').textContent()).toContain('com.acme.shop');
+
+    // A flag turned off is sent as false, not left out.
+    const stripe = page.locator('li.connection[data-provider="stripe"]');
+    await stripe.getByText('Change settings').click();
+    await stripe.getByLabel('first_invoice_as_purchase').uncheck();
+    await stripe.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.locator('#announcer').textContent()).toBe('Stripe settings saved');
+    expect((await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'stripe').settings).toEqual({ first_invoice_as_purchase: false });
+  });
+
   it('shows a mistyped page address as "Page not found" in the portal, with the way back', async () => {
     await page.goto(`${base}/portal/overveiw`);
     await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();

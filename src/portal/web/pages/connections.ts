@@ -99,6 +99,7 @@ function providerCard(card: Card, connection: Connection | null, refresh: (focus
       ...Object.entries(connection.settings).flatMap(([k, v]) => [h('dt', null, k), h('dd', null, h('code', null, typeof v === 'string' ? v : JSON.stringify(v)))]),
     ),
     steps,
+    settingsForm(card, connection, refresh),
     card.signing_secret.used ? secretForm(card, connection, refresh) : null,
     removeControl(card, connection, refresh),
   ]);
@@ -142,17 +143,21 @@ const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 type SettingInput = { key: string; control: HTMLElement; value(): unknown };
 
-/** A setting's control, and its value as the API takes it (undefined: left blank). */
-function settingInput(setting: Setting): SettingInput {
+/**
+ * A setting's control, filled with its `current` value, and its value as the API takes it
+ * (undefined: left blank). A secret is never answered, so its field starts blank; `hint` says whether one is stored.
+ */
+function settingInput(setting: Setting, current?: unknown, hint?: string): SettingInput {
   const { key, type, required } = setting;
   const label = `${key}${required ? '' : ' (optional)'}`;
   if (type === 'boolean') {
-    const box = h('input', { type: 'checkbox', name: key, id: uid('setting'), checked: setting.default === true });
+    const box = h('input', { type: 'checkbox', name: key, id: uid('setting'), checked: (current ?? setting.default) === true });
     return { key, control: h('div', { class: 'field check' }, box, h('label', { for: box.id }, key)), value: () => box.checked };
   }
   if (type === 'choice') {
     const blank = required ? 'Choose one' : setting.default === undefined ? 'None' : `Default (${setting.default})`;
-    const select = h('select', { name: key, required }, h('option', { value: '' }, blank), (setting.options ?? []).map((v) => h('option', { value: v }, v)));
+    const options = (setting.options ?? []).map((v) => h('option', { value: v, selected: v === current }, v));
+    const select = h('select', { name: key, required }, h('option', { value: '' }, blank), options);
     return { key, control: field(label, select), value: () => select.value || undefined };
   }
   const number = type === 'number';
@@ -165,13 +170,39 @@ function settingInput(setting: Setting): SettingInput {
     min: number ? 1 : null,
     step: number ? 1 : null,
     placeholder: typeof setting.default === 'string' ? setting.default : null,
+    value: current === undefined ? null : typeof current === 'object' ? JSON.stringify(current) : String(current),
   });
   const value = () => {
     const text = input.value.trim();
     if (!text) return undefined;
     return number ? Number(text) : type === 'map' ? jsonOrText(text) : text;
   };
-  return { key, control: field(label, input, type === 'map' ? 'A JSON object, such as {"your name": "their name"}' : undefined), value };
+  return { key, control: field(label, input, type === 'map' ? 'A JSON object, such as {"your name": "their name"}' : hint), value };
+}
+
+/**
+ * Changes a connection's settings (PATCH merges them). A setting emptied is sent as null,
+ * which removes it (its default applies again); a secret left blank stays as stored.
+ */
+function settingsForm(card: Card, connection: Connection, refresh: (focus?: string) => Promise<void>): HTMLElement {
+  // Whether a secret setting is stored is answered as `<key>_set` (Adapty's sandbox_secret_set).
+  const stored = (s: Setting) => ((connection as Record<string, unknown>)[`${s.key}_set`] ? 'Stored; leave blank to keep it.' : 'Not set.');
+  const settings = card.settings.map((s) => ({ secret: s.type === 'secret', input: settingInput(s, connection.settings[s.key], s.type === 'secret' ? stored(s) : undefined) }));
+  const form = h('form', { class: 'settings' }, settings.map((s) => s.input.control), h('button', { type: 'submit' }, 'Save settings'));
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void submitting(form, async () => {
+      const values: Record<string, unknown> = {};
+      for (const { secret, input } of settings) {
+        const value = input.value();
+        if (value !== undefined || !secret) values[input.key] = value ?? null;
+      }
+      await api('PATCH', `/attribution/connections/${connection.id}`, { settings: values });
+      announce(`${card.title} settings saved`);
+      await refresh(card.provider);
+    });
+  });
+  return h('details', { class: 'steps' }, h('summary', null, 'Change settings'), form);
 }
 
 /** A map is sent as the JSON object written; text that is not JSON is sent as is, for the API to refuse in words. */
