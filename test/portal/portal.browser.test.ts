@@ -371,6 +371,10 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await page.getByLabel('Host name').fill(fx.hostname);
     await page.getByRole('button', { name: 'Add domain' }).click();
     await expect.poll(() => text('form.add-domain .form-error')).toBe('That domain is already registered. Choose another host name.');
+    // So does a 422 with zod's details: in words, not zod's.
+    await page.getByLabel('Host name').fill(`${'a'.repeat(300)}.test`);
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => text('form.add-domain .form-error')).toBe('The host name is too long (300 characters at most).');
 
     await item.getByRole('button', { name: 'Remove' }).click();
     await item.getByRole('button', { name: 'Yes, remove go.acme-portal.test' }).click();
@@ -409,6 +413,14 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await stripe.locator('code.webhook-url').waitFor();
     const stripeApi = (await apiAsBrowser('/connections')).data.find((c: { provider: string }) => c.provider === 'stripe');
     expect(stripeApi.settings).toEqual({ first_invoice_as_purchase: true });
+
+    // A setting the provider refuses is explained in words.
+    const shopify = page.locator('li.connection[data-provider="shopify"]');
+    await shopify.getByText('Set up Shopify').click();
+    await shopify.getByLabel(/Signing secret/).fill('shpss_test_value');
+    await shopify.getByLabel('shop_domain (optional)').fill('acme.com');
+    await shopify.getByRole('button', { name: 'Connect Shopify' }).click();
+    await expect.poll(() => shopify.locator('.form-error').textContent()).toBe('The shop_domain is not in the right form (the shop domain, <shop>.myshopify.com).');
 
     // Apple signs with its own certificates: its card asks for no secret, and its settings go as the card types them.
     const apple = page.locator('li.connection[data-provider="apple"]');
@@ -514,7 +526,14 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(writeOrigins.length).toBeGreaterThan(5);
     expect(new Set(await Promise.all(writeOrigins))).toEqual(new Set([base]));
     expect(new Set(failedResponses)).toEqual(
-      new Set(['401 GET /api/client/auth/me', '401 POST /api/client/auth/login', '409 POST /api/client/attribution/domains', '404 GET /portal/overveiw']),
+      new Set([
+        '401 GET /api/client/auth/me',
+        '401 POST /api/client/auth/login',
+        '409 POST /api/client/attribution/domains',
+        '422 POST /api/client/attribution/domains',
+        '422 POST /api/client/attribution/connections',
+        '404 GET /portal/overveiw',
+      ]),
     );
   });
 });

@@ -1,3 +1,5 @@
+import { type Detail, refusalInWords } from './refusals';
+
 /**
  * The portal API, as this page calls it: same-origin fetches (so the browser sends the
  * session cookie and, on writes, this origin as `Origin`), errors turned into sentences.
@@ -57,11 +59,8 @@ function explain(res: Response, code: string, body: Record<string, unknown> | nu
       return 'The service refused a change sent from another site. Reload this page and try again.';
     case 'invalid_parameter':
       return `The ${String(body?.param ?? 'request').replace('_', ' ')} is not valid: ${String(body?.message ?? '')}`;
-    case 'invalid_request': {
-      const details = Array.isArray(body?.details) ? (body.details as { path?: string; message?: string }[]) : [];
-      const first = details[0];
-      return first ? `Check ${first.path ? `the ${first.path.replace('_', ' ')}` : 'what you entered'}: ${first.message}` : 'Check what you entered.';
-    }
+    case 'invalid_request':
+      return refusalInWords(Array.isArray(body?.details) ? (body.details as Detail[]) : []);
     case 'domain_taken':
       return 'That domain is already registered. Choose another host name.';
     case 'domain_has_links':
