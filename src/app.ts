@@ -27,6 +27,13 @@ import { portalRoutes } from './portal';
 import { portalPageRoutes } from './portal/pages.routes';
 import type { Services } from './services';
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The click path behind both front doors; the demo records its click history through it. */
+    clicks: ClickRecorder;
+  }
+}
+
 /** The APIs that write the records cached answers name (migrations/0010). */
 const RECORD_WRITES = /^\/api\/(internal|client)\//;
 
@@ -80,6 +87,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     recentAppClicks,
     log,
   });
+  app.decorate('clicks', clicks);
   // The redirect host never refuses a visitor: over the per-IP limit it serves the visit unrecorded (CONTRACT 10).
   const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
   linkHostRoutes(app, { hosts, clicks, log, mayRecord });

@@ -1,11 +1,16 @@
+import type { ClickRecorder } from '../attribution/clicks/record';
+
 /**
- * Attribution data for a demo brand, through the same endpoints as real traffic: a vanity
- * domain, a web link and a code per creator, clicks from the redirect app, app installs
- * and purchases from the pixel (some refunded), so the portal shows numbers at once.
+ * Attribution data for a demo brand over the last 90 days: a vanity domain, a web link and a
+ * code per creator, clicks through the click path of POST /clicks, installs and purchases (some
+ * refunded) through the pixel's endpoints, so the portal's chart shows a believable curve.
  */
 type Post = <T>(url: string, payload: unknown) => Promise<T>;
 type Random = { next(): number; int(min: number, max: number): number; pick<T>(items: readonly T[]): T };
+type Click = { token: string; at: number };
 
+const DAYS = 90;
+const DAY_MS = 86_400_000;
 const USER_AGENTS = [
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148',
   'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile Safari/537.36',
@@ -13,8 +18,21 @@ const USER_AGENTS = [
 ];
 const SOURCES = ['tiktok', 'instagram', 'youtube'];
 
+/**
+ * A link's clicks on the day `daysAgo`: the brand grew over the period (recent days busiest),
+ * weekends bring more clicks, and each post of the creator's (`posts`, days ago) draws a burst that fades in a few days.
+ */
+function clicksOn(daysAgo: number, dayStart: number, posts: number[], rnd: Random): number {
+  const growth = 0.25 + 0.75 * (1 - daysAgo / DAYS);
+  const weekday = new Date(dayStart).getUTCDay();
+  const weekend = weekday === 0 || weekday === 6 ? 1.4 : 1;
+  const bursts = posts.filter((p) => p >= daysAgo).reduce((sum, p) => sum + 4 * Math.exp(-(p - daysAgo) / 1.5), 0);
+  return Math.round(2.5 * growth * weekend * (1 + bursts) * (0.6 + 0.8 * rnd.next()));
+}
+
 export async function seedAttribution(
   post: Post,
+  clicks: ClickRecorder,
   brand: { id: string; pixel_key: string },
   creators: { id: string }[],
   rnd: Random,
@@ -22,7 +40,11 @@ export async function seedAttribution(
 ): Promise<void> {
   const hostname = `go-${brand.id.slice(0, 8)}.demo.test`;
   const domain = await post<{ id: string }>('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
-  const clickTokens: string[] = [];
+  const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
+  // Never after `now`: the pixel refuses events from the future.
+  const before = (ms: number) => Math.min(ms, now.getTime() - 1000);
+  const made: Click[] = [];
+  const codes: string[] = [];
   for (const [i, creator] of creators.slice(0, 4).entries()) {
     const slug = `c${i + 1}`;
     await post('/api/internal/attribution-links', {
@@ -33,37 +55,49 @@ export async function seedAttribution(
       type: 'web',
       destination_url: 'https://shop.example.com/landing',
     });
-    await post('/api/internal/attribution-codes', { brand_id: brand.id, creator_id: creator.id });
-    for (let c = rnd.int(20, 60); c > 0; c--) {
-      const click = await post<{ click_token: string }>('/api/public/attribution/clicks', {
-        domain: hostname,
-        slug,
+    codes.push((await post<{ label: string }>('/api/internal/attribution-codes', { brand_id: brand.id, creator_id: creator.id })).label);
+    const link = await clicks.link(hostname, slug);
+    if (!link) throw new Error(`the demo link ${hostname}/${slug} is not served`);
+    const posts = Array.from({ length: rnd.int(3, 7) }, () => rnd.int(0, DAYS - 1));
+    for (let daysAgo = DAYS - 1; daysAgo >= 0; daysAgo--) {
+      const dayStart = today - daysAgo * DAY_MS;
+      // Today so far only.
+      const span = Math.min(DAY_MS, now.getTime() - dayStart);
+      const count = Math.round((clicksOn(daysAgo, dayStart, posts, rnd) * span) / DAY_MS);
+      const times = Array.from({ length: count }, () => dayStart + rnd.next() * span);
+      const visit = () => ({
         query: `utm_source=${rnd.pick(SOURCES)}&utm_medium=creator`,
-        user_agent: rnd.pick(USER_AGENTS),
+        userAgent: rnd.pick(USER_AGENTS),
         country: rnd.pick(['US', 'GB', 'CA', 'DE']),
+        bot: false,
       });
-      clickTokens.push(click.click_token);
+      const answers = await Promise.all(times.map((at) => clicks.record(link, visit(), new Date(at))));
+      made.push(...answers.map((a, n) => ({ token: a.click_token, at: times[n]! })));
     }
   }
-  const day = (n: number) => new Date(now.getTime() - n * 86_400_000 - rnd.int(0, 86_000_000)).toISOString();
-  for (let i = 0; i < 6; i++) {
+
+  // Some visitors install the app within hours of their click (half of them carry the token on the clipboard).
+  const iso = (ms: number) => new Date(before(ms)).toISOString();
+  for (const [i, click] of made.filter(() => rnd.next() < 0.06).entries()) {
     await post('/api/public/attribution/installs', {
       pixel_key: brand.pixel_key,
       install_id: `demo-install-${brand.id.slice(0, 8)}-${i}`,
       platform: rnd.pick(['ios', 'android']),
-      clipboard_token: i % 2 === 0 ? rnd.pick(clickTokens) : undefined,
-      occurred_at: day(rnd.int(0, 20)),
+      clipboard_token: i % 2 === 0 ? click.token : undefined,
+      occurred_at: iso(click.at + rnd.int(5, 180) * 60_000),
     });
   }
-  for (let i = 0; i < Math.min(30, clickTokens.length); i++) {
-    const transaction = `demo-order-${brand.id.slice(0, 8)}-${i}`;
-    const purchase = { pixel_key: brand.pixel_key, transaction_id: transaction, click_token: rnd.pick(clickTokens) };
-    await post('/api/public/attribution/events', {
-      ...purchase,
+  // Some buy within two days, by the click's token or a creator's code; one in twelve refunds within a week.
+  for (const [i, click] of made.filter(() => rnd.next() < 0.05).entries()) {
+    const at = click.at + rnd.int(10, 2880) * 60_000;
+    const purchase = {
+      pixel_key: brand.pixel_key,
+      transaction_id: `demo-order-${brand.id.slice(0, 8)}-${i}`,
+      ...(rnd.next() < 0.8 ? { click_token: click.token } : { code: rnd.pick(codes) }),
       amount: rnd.pick([19.99, 29, 49.5, 89]),
       currency: rnd.next() < 0.8 ? 'USD' : 'EUR',
-      occurred_at: day(rnd.int(0, 45)),
-    });
-    if (i % 10 === 9) await post('/api/public/attribution/events', { ...purchase, event_type: 'refund', amount: 19.99 });
+    };
+    await post('/api/public/attribution/events', { ...purchase, occurred_at: iso(at) });
+    if (i % 12 === 11) await post('/api/public/attribution/events', { ...purchase, event_type: 'refund', occurred_at: iso(at + rnd.int(1, 7) * DAY_MS) });
   }
 }

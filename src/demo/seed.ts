@@ -128,7 +128,7 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
       }
     }
     if (snapshots.length) await post('/api/internal/placement-metrics', { snapshots });
-    await seedAttribution(post, brand, creators, rnd, now);
+    await seedAttribution(post, app.clicks, brand, creators, rnd, now);
     brands.push({ id: brand.id, name, apiKey: key, portal });
   }
   return brands;

@@ -29,12 +29,31 @@ describe('seed-demo', () => {
       .select(['event_type', 'amount', 'currency'])
       .where('brand_id', '=', brand!.id)
       .execute();
-    const clicks = await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM clicks WHERE brand_id = {b:String}', { b: brand!.id });
-    expect(clicks[0]!.n).toBeGreaterThanOrEqual(80);
-    expect(overview.clicks).toBe(clicks[0]!.n);
-    expect(overview.installs).toBe(6);
+    const count = async (table: string) =>
+      (await t.services.warehouse.rows<{ n: number }>(`SELECT count() AS n FROM ${table} FINAL WHERE brand_id = {b:String}`, { b: brand!.id }))[0]!.n;
+    const clicks = await count('clicks');
+    expect(clicks).toBeGreaterThanOrEqual(400);
+    expect(overview.clicks).toBe(clicks);
+    expect(overview.installs).toBe(await count('installs'));
+    expect(overview.installs).toBeGreaterThan(5);
     expect(overview.conversions).toBe(ledger.filter((r) => r.event_type !== 'refund').length);
     const usd = ledger.filter((r) => r.currency === 'USD').reduce((sum, r) => sum + Number(r.amount), 0);
     expect(overview.revenue.USD).toBeCloseTo(usd, 2);
+
+    // Spread over the 90 days, not all on today: clicks on most days, recent weeks busier than
+    // the first ones; installs and purchases on many days too.
+    type Day = { date: string; clicks: number; installs: number; conversions: number };
+    const daily: Day[] = overview.daily;
+    expect(daily).toHaveLength(90);
+    const daysWith = (key: keyof Omit<Day, 'date'>) => daily.filter((d) => d[key] > 0).length;
+    expect(daysWith('clicks')).toBeGreaterThan(75);
+    expect(daysWith('installs')).toBeGreaterThan(5);
+    expect(daysWith('conversions')).toBeGreaterThan(5);
+    const clicksIn = (days: Day[]) => days.reduce((sum, d) => sum + d.clicks, 0);
+    expect(clicksIn(daily.slice(-30))).toBeGreaterThan(1.3 * clicksIn(daily.slice(0, 30)));
+    expect(daily.at(-1)!.clicks).toBeLessThan(clicks / 10);
+    const weekend = daily.filter((d) => [0, 6].includes(new Date(d.date).getUTCDay()));
+    const weekdays = daily.filter((d) => !weekend.includes(d));
+    expect(clicksIn(weekend) / weekend.length).toBeGreaterThan(clicksIn(weekdays) / weekdays.length);
   });
 });

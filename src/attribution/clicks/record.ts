@@ -56,8 +56,11 @@ export class ClickRecorder {
     return host ? this.deps.clickLinks.forClick(host, clickedSlug(slug)) : null;
   }
 
-  /** Records the click and answers with its token; rejects when Redis cannot take the click (nothing recorded). */
-  async record(link: ServedLink, visit: Visit): Promise<ClickAnswer & { click_token: string }> {
+  /**
+   * Records the click (made `at`: now, but for the demo's click history) and answers with its
+   * token; rejects when Redis cannot take the click (nothing recorded).
+   */
+  async record(link: ServedLink, visit: Visit, at = new Date()): Promise<ClickAnswer & { click_token: string }> {
     const { secretKey, queues, recentAppClicks } = this.deps;
     const token = mintClickToken(secretKey, link.id, { bot: visit.bot });
     const platform = platformFromUserAgent(visit.userAgent);
@@ -74,7 +77,7 @@ export class ClickRecorder {
       bot: visit.bot,
     };
     const remembered = recentAppClicks.remember(link.brandId, visitorIpHash, platform, link.id).catch((err) => this.unremembered.report({ err }));
-    await queues.add('clicks', [clickFact(link, click)]);
+    await queues.add('clicks', [clickFact(link, click, at)]);
     await remembered;
     return { ...destinations(link, platform, utm, token), click_token: token };
   }
