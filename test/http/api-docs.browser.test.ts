@@ -1,10 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromiumInstalled, launchChromium, type PageWatch, screenshots, watchPage } from '../helpers/chromium';
 import { createApiKey, createBrand } from '../helpers/fixtures';
 import { freePort } from '../helpers/free-port';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
-import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * GET /docs/api in Debian's headless Chromium, against the service listening on a real port
@@ -14,37 +13,20 @@ import { chromiumInstalled, launchChromium } from '../helpers/chromium';
  */
 const installed = chromiumInstalled('API reference');
 
-const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
-
 let t: TestService;
 let base: string;
 let apiKey: string;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-const pageErrors: string[] = [];
-const foreignRequests: string[] = [];
-const cspViolations: string[] = [];
-const failedResponses: string[] = [];
-
-async function shoot(name: string) {
-  for (const [label, size] of [
-    ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 390, height: 844 }],
-  ] as const) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(100);
-    await page.screenshot({ path: `${ARTIFACTS}api-docs-${name}-${label}.png` });
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
-}
+let watch: PageWatch;
+const shoot = (name: string) => screenshots(page, `api-docs-${name}`);
 
 /** The paths of the operations Swagger UI has drawn, as shown. */
 const shownPaths = () => page.locator('.opblock-summary-path').allTextContents();
 
 describe.skipIf(!installed)('API reference in headless Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     t = await startTestService({ workers: false, env: { PUBLIC_BASE_URL: base } });
@@ -56,17 +38,7 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    page.on('request', (req) => {
-      const u = req.url();
-      if (!u.startsWith(`${base}/`) && !u.startsWith('data:')) foreignRequests.push(u);
-    });
-    page.on('response', (res) => {
-      if (res.status() >= 400) failedResponses.push(`${res.status()} ${res.url()}`);
-    });
-    page.on('console', (msg) => {
-      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
-    });
+    watch = watchPage(page, base);
   }, 60_000);
 
   afterAll(async () => {
@@ -115,9 +87,9 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
   });
 
   it('requested nothing from another origin, got no error answer, broke no CSP rule and threw nothing', () => {
-    expect(foreignRequests).toEqual([]);
-    expect(failedResponses).toEqual([]);
-    expect(cspViolations).toEqual([]);
-    expect(pageErrors).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
+    expect(watch.failedResponses).toEqual([]);
+    // CSP violations are console errors.
+    expect(watch.errors).toEqual([]);
   });
 });

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDomain, createLink } from '../helpers/attribution-fixtures';
+import { chromiumInstalled, launchChromium, type PageWatch, watchPage } from '../helpers/chromium';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { freePort } from '../helpers/free-port';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, portal, portalLogin } from '../portal/helpers';
-import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * The web pixel end to end, in Debian's headless Chromium: the service listens on
@@ -82,7 +82,7 @@ async function openLanding(page: Page, path: string, token: string) {
 describe.skipIf(!installed)('web pixel in headless Chromium', () => {
   let context: BrowserContext;
   let page: Page;
-  const pageErrors: string[] = [];
+  let watch: PageWatch;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -117,11 +117,11 @@ describe.skipIf(!installed)('web pixel in headless Chromium', () => {
   beforeEach(async () => {
     context = await browser.newContext();
     page = await context.newPage();
-    pageErrors.length = 0;
-    page.on('pageerror', (err) => pageErrors.push(err.message));
+    watch = watchPage(page, landingOrigin, t.config.publicBaseUrl);
   });
   afterEach(async () => {
-    expect(pageErrors).toEqual([]);
+    expect(watch.errors).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
     await context.close();
   });
 

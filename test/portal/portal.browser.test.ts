@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../src/http/query';
 import { createCode, createDomain, createLink, insertPastClicks, insertSandboxPurchase, type LinkFixture } from '../helpers/attribution-fixtures';
+import { chromiumInstalled, launchChromium, type PageWatch, screenshots, watchPage } from '../helpers/chromium';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
-import { chromiumInstalled, launchChromium } from '../helpers/chromium';
 
 /**
  * The brand portal's pages in Debian's headless Chromium, against the service listening on a
@@ -25,7 +24,6 @@ import { chromiumInstalled, launchChromium } from '../helpers/chromium';
  */
 const installed = chromiumInstalled('portal');
 
-const ARTIFACTS = new URL('../artifacts/', import.meta.url).pathname;
 const EMAIL = 'owner@acme.test';
 const EMPTY_EMAIL = 'owner@newco.test';
 const today = todayUtc();
@@ -36,9 +34,7 @@ let base: string;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-const pageErrors: string[] = [];
-const foreignRequests: string[] = [];
-const failedResponses: string[] = [];
+let watch: PageWatch;
 const writeOrigins: Promise<string>[] = [];
 const fx = {} as { hostname: string; anna: LinkFixture; annaTt: LinkFixture; bob: LinkFixture; creatorBob: { id: string } };
 
@@ -68,7 +64,7 @@ async function apiAsBrowser(path: string) {
 
 /** The page's globals, as the functions evaluated in the page see them (no DOM types here); those functions run in the page, so they name nothing from this file. */
 type PageGlobals = {
-  document: { querySelector(selector: string): unknown; documentElement: { scrollWidth: number; clientWidth: number }; activeElement: { id: string } | null };
+  document: { querySelector(selector: string): unknown; activeElement: { id: string } | null };
   navigator: { clipboard: { readText(): Promise<string> } };
 };
 
@@ -83,28 +79,13 @@ async function open(path: string) {
 
 const text = async (selector: string) => ((await page.locator(selector).textContent()) ?? '').trim();
 
+/** Screenshots at desktop and phone width; nothing is cut off or needs a sideways scroll of the whole page (wide code scrolls in its own box). */
 async function shoot(name: string) {
-  for (const [label, size] of [
-    ['desktop', { width: 1280, height: 900 }],
-    ['phone', { width: 390, height: 844 }],
-  ] as const) {
-    await page.setViewportSize(size);
-    await page.waitForTimeout(150); // the chart follows the width on the next frame
-    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}.png` });
-    await page.screenshot({ path: `${ARTIFACTS}portal-${name}-${label}-full.png`, fullPage: true });
-    // Nothing is cut off or needs a sideways scroll of the whole page (wide code scrolls in its own box).
-    const overflow = await page.evaluate(() => {
-      const root = (globalThis as unknown as PageGlobals).document.documentElement;
-      return root.scrollWidth - root.clientWidth;
-    });
-    expect(overflow, `${name} at ${label} width`).toBe(0);
-  }
-  await page.setViewportSize({ width: 1280, height: 900 });
+  expect(await screenshots(page, `portal-${name}`, { fullPage: true }), name).toEqual({ desktop: 0, phone: 0 });
 }
 
 describe.skipIf(!installed)('brand portal in headless Chromium', () => {
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     t = await startTestService();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
@@ -154,16 +135,8 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    // Failed responses are checked one by one below (refusals the tests provoke); other console errors count.
-    page.on('console', (msg) => {
-      if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) pageErrors.push(msg.text());
-    });
-    page.on('response', (res) => {
-      if (res.status() >= 400) failedResponses.push(`${res.status()} ${res.request().method()} ${new URL(res.url()).pathname}`);
-    });
+    watch = watchPage(page, base);
     page.on('request', (req) => {
-      if (!req.url().startsWith(`${base}/`) && !req.url().startsWith('data:')) foreignRequests.push(req.url());
       // allHeaders: the headers as sent, Origin included (headers() has only the page's own).
       if (req.method() !== 'GET') writeOrigins.push(req.allHeaders().then((h) => h.origin ?? 'none'));
     });
@@ -496,7 +469,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await other.getByRole('heading', { name: 'No clicks yet' }).waitFor();
     expect(await other.locator('.empty').textContent()).toContain('Purchases and sign-ups appear once the pixel or the app SDK sends them');
     expect(await other.locator('[data-metric="revenue"] .value').textContent()).toBe('No revenue yet');
-    await other.screenshot({ path: `${ARTIFACTS}portal-overview-empty-desktop.png`, fullPage: true });
+    expect(await screenshots(other, 'portal-overview-empty', { fullPage: true })).toEqual({ desktop: 0, phone: 0 });
 
     // A read that takes its time shows that it is loading.
     let release = () => {};
@@ -520,12 +493,13 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
   });
 
   it('raised no page error, failed no request but the refusals above, sent every write with its own Origin and requested nothing from another origin', async () => {
-    expect(pageErrors).toEqual([]);
-    expect(foreignRequests).toEqual([]);
+    expect(watch.errors).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
     // Every write (login, domains, connections, logout) carried this origin, which the portal's guard requires.
     expect(writeOrigins.length).toBeGreaterThan(5);
     expect(new Set(await Promise.all(writeOrigins))).toEqual(new Set([base]));
-    expect(new Set(failedResponses)).toEqual(
+    // Failed responses are checked one by one (the refusals the tests provoke).
+    expect(new Set(watch.failedResponses)).toEqual(
       new Set([
         '401 GET /api/client/auth/me',
         '401 POST /api/client/auth/login',

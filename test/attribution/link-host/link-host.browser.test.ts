@@ -1,15 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { createDomain, createLink, type LinkFixture } from '../../helpers/attribution-fixtures';
+import { chromiumInstalled, launchChromium, screenshots, watchPage } from '../../helpers/chromium';
 import { createBrand, createCreator } from '../../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
 import { postPublic, uniqueId } from '../public/setup';
-import { chromiumInstalled, launchChromium } from '../../helpers/chromium';
 
 /**
  * Creator links in Debian's headless Chromium: the service listens on 127.0.0.1 and the
@@ -21,7 +20,6 @@ const installed = chromiumInstalled('link host');
 
 const IPHONE_SAFARI =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
-const ARTIFACTS = new URL('../../artifacts/', import.meta.url);
 
 let t: TestService;
 let browser: Browser;
@@ -56,7 +54,6 @@ describe.skipIf(!installed)('creator links in a browser', () => {
       android_url: 'https://play.google.com/store/apps/details?id=com.acme.app',
     });
     browser = await launchChromium();
-    mkdirSync(ARTIFACTS, { recursive: true });
   }, 60_000);
 
   afterAll(async () => {
@@ -82,17 +79,9 @@ describe.skipIf(!installed)('creator links in a browser', () => {
     const context = await browser.newContext({ userAgent: IPHONE_SAFARI, viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
     await context.grantPermissions(['clipboard-read', 'clipboard-write']);
     const page = await context.newPage();
-    const blocked: string[] = [];
     // The stores are not reachable from here: answer their pages, and note any other request that leaves the link host.
     await context.route('https://apps.apple.com/**', (route) => route.fulfill({ contentType: 'text/html', body: '<h1>App Store</h1>' }));
-    page.on('request', (req) => {
-      const url = new URL(req.url());
-      if (url.hostname !== fx.hostname && url.hostname !== 'apps.apple.com') blocked.push(req.url());
-    });
-    const violations: string[] = [];
-    page.on('console', (msg) => {
-      if (/Content.Security.Policy/i.test(msg.text())) violations.push(msg.text());
-    });
+    const watch = watchPage(page, `http://${fx.hostname}:${port}`, 'https://apps.apple.com');
 
     await page.goto(`http://${fx.hostname}:${port}/app`);
     await expect.poll(() => page.locator('h1').textContent()).toBe('Acme Outdoors');
@@ -100,17 +89,15 @@ describe.skipIf(!installed)('creator links in a browser', () => {
     expect(clickTokenLinkId(t.config.secretKey, token!)).toBe(fx.app.id);
     const stores = await page.locator('nav[aria-label="App stores"] a').allTextContents();
     expect(stores).toEqual(['Download on the App Store', 'Get it on Google Play']);
-    await page.screenshot({ path: new URL('link-host-smart-page-phone.png', ARTIFACTS).pathname, fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await page.screenshot({ path: new URL('link-host-smart-page-desktop.png', ARTIFACTS).pathname });
-    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await screenshots(page, 'link-host-smart-page')).toEqual({ desktop: 0, phone: 0 });
 
     await page.getByRole('link', { name: 'Download on the App Store' }).click();
     await page.waitForURL('https://apps.apple.com/**');
     const copied = await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText());
     expect(copied).toBe(token);
-    expect(blocked).toEqual([]);
-    expect(violations).toEqual([]);
+    expect(watch.foreignRequests).toEqual([]);
+    // CSP violations are console errors.
+    expect(watch.errors).toEqual([]);
 
     // The app's first launch sends what it read from the clipboard.
     const res = await postPublic(t, 'installs', { pixel_key: fx.brand.pixel_key, install_id: uniqueId('phone'), platform: 'ios', clipboard_token: copied });
