@@ -1,0 +1,126 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Config } from '../src/config';
+import { percentile, round } from './helpers';
+
+/**
+ * The service as `npm start` runs it, in a process of its own, for benches that load it from
+ * outside (at the default log level, `info`, unless BENCH_LOG_LEVEL says otherwise), and the
+ * CPU a load costs: the whole machine's busy time less the load generator's own.
+ */
+
+export type ServiceProcess = { base: string; child: ChildProcess; stop(): Promise<void> };
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+/** Starts `src/main.ts all` on the bench environment's stores; resolves once /healthz answers. */
+export async function startServiceProcess(config: Config, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: config.databaseUrl,
+      CLICKHOUSE_DATABASE: config.clickhouseDatabase,
+      DATA_DIR: config.dataDir,
+      QUEUE_PREFIX: config.queuePrefix,
+      ADMIN_JWT_SECRET: config.adminJwtSecret,
+      SECRET_KEY: config.secretKey,
+      PUBLIC_BASE_URL: config.publicBaseUrl,
+      DEMO: '0',
+      LOG_LEVEL: config.logLevel,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  try {
+    await ready(base, child);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { base, child, stop };
+}
+
+async function ready(base: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before answering /healthz`);
+    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('the service did not answer /healthz within 60 s');
+}
+
+/** Busy jiffies of the whole machine (first line of /proc/stat). */
+function machineJiffies(): number {
+  const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = fields.map(Number) as number[];
+  return user! + nice! + system! + irq! + softirq! + steal!;
+}
+
+/** CPU jiffies (user + system, all threads) of process `pid`. */
+function processJiffies(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+const JIFFY_US = 1e6 / 100; // USER_HZ
+const ownCpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+/** A load's answered requests, latency and the CPU it cost, including what the service did in the tail after it. */
+export type CpuSlice = { answered: number; machineUs: number; serviceUs: number; rps: number; p50: number; p99: number };
+
+/** A load answering `{answered, duration (s), p50, p99 (ms)}`: its CPU is counted until `tailMs` after it ends. */
+export async function cpuSlice(
+  service: ChildProcess,
+  load: () => Promise<{ answered: number; duration: number; p50: number; p99: number }>,
+  tailMs = 1500,
+): Promise<CpuSlice> {
+  const [machine0, service0, own0] = [machineJiffies(), processJiffies(service.pid!), ownCpuUs()];
+  const r = await load();
+  await new Promise((resolve) => setTimeout(resolve, tailMs));
+  const [machine1, service1, own1] = [machineJiffies(), processJiffies(service.pid!), ownCpuUs()];
+  return {
+    answered: r.answered,
+    machineUs: (machine1 - machine0) * JIFFY_US - (own1 - own0),
+    serviceUs: (service1 - service0) * JIFFY_US,
+    rps: r.answered / r.duration,
+    p50: r.p50,
+    p99: r.p99,
+  };
+}
+
+/** CPU per answered request over slices (machine and service process), throughput and latency. */
+export function cpuFigures(slices: CpuSlice[]) {
+  const sum = (pick: (s: CpuSlice) => number) => slices.reduce((n, s) => n + pick(s), 0);
+  const answered = sum((s) => s.answered);
+  return {
+    cpu_per_request_us: round(sum((s) => s.machineUs) / answered, 0),
+    service_cpu_per_request_us: round(sum((s) => s.serviceUs) / answered, 0),
+    requests_rps: round(sum((s) => s.rps) / slices.length, 0),
+    p50_ms: percentile(slices.map((s) => s.p50), 50),
+    p99_ms: Math.max(...slices.map((s) => s.p99)),
+  };
+}
