@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
@@ -13,17 +13,29 @@ const LIMIT_OF: Record<RateLimitKind, keyof Config['rateLimits']> = { data_api: 
 
 /** How long a request waits for Redis's count before it goes on unlimited (Redis slow or hung). */
 const COUNT_WAIT_MS = 1000;
+/** Counts far below their limit wait in the process this long before they are sent. */
+const FLUSH_MS = 100;
+/** Only limits this large count in process: a small one is exact on every request. */
+const MIN_LOCAL_LIMIT = 100;
+/** Totals remembered per window, at most (a flood of new ids then waits on Redis like a small limit). */
+const MAX_KNOWN = 100_000;
 
-type Pending = { n: number; waiters: ((total: number | null) => void)[] };
+/** Counts of one id not yet in Redis: `n` of them, some with a request waiting for its place. */
+type Pending = { hash: string; field: string; n: number; waiters: { place: number; answer(total: number | null): void }[] };
 
 /**
- * Fixed one-minute windows counted in Redis, shared by every process (CONTRACT 10), with counts
- * group-committed into one pipeline. `consume` answers null when the limit is off or Redis is away
- * or slow: limits then do not apply, and no request waits for them.
+ * Fixed one-minute windows counted in Redis, shared by every process (CONTRACT 10): one hash per
+ * kind and window, a field per hashed id. Far below its limit a count is taken in process and sent
+ * within FLUSH_MS (a process may batch its counts); nearer, the request waits for Redis's total.
+ * `consume` answers null when the limit is off or Redis is away or slow: limits then do not apply.
  */
 export class RateLimiter {
   private pending = new Map<string, Pending>();
   private sending = false;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** Redis's last total per key of the current window (it may have grown since, in other processes). */
+  private known = new Map<string, number>();
+  private window = -1;
 
   constructor(
     private readonly redis: Redis,
@@ -37,9 +49,16 @@ export class RateLimiter {
     if (!limit || this.redis.status !== 'ready') return null;
     const now = Date.now();
     const window = Math.floor(now / this.windowMs);
-    // Ids are hashed: API keys are secrets, and a made-up id of any length costs one short key.
-    const key = `${this.prefix}:rate:${kind}:${window}:${createHash('sha256').update(id).digest('base64url').slice(0, 22)}`;
-    const total = await this.count(key);
+    if (window !== this.window || this.known.size > MAX_KNOWN) {
+      this.window = window;
+      this.known.clear();
+    }
+    const hash = `${this.prefix}:rate:${kind}:${window}`;
+    // Ids are hashed: API keys are secrets and IPs are kept only as hashes; any id costs one short field.
+    const field = digest('sha256', id, 'base64url').slice(0, 22);
+    const key = `${hash} ${field}`;
+    const seen = (this.known.get(key) ?? 0) + (this.pending.get(key)?.n ?? 0);
+    const total = limit >= MIN_LOCAL_LIMIT && seen < limit / 2 ? this.countLater(key, hash, field) : await this.count(key, hash, field);
     if (total === null) return null;
     return {
       allowed: total <= limit,
@@ -49,41 +68,63 @@ export class RateLimiter {
     };
   }
 
-  /** This request's place in the key's window; null when Redis did not answer in time. */
-  private count(key: string): Promise<number | null> {
+  private take(key: string, hash: string, field: string): Pending {
+    let p = this.pending.get(key);
+    if (!p) {
+      p = { hash, field, n: 0, waiters: [] };
+      this.pending.set(key, p);
+    }
+    p.n++;
+    return p;
+  }
+
+  /** Counted now, sent with the next flush: this request's place as far as this process knows. */
+  private countLater(key: string, hash: string, field: string): number {
+    const p = this.take(key, hash, field);
+    this.flushSoon();
+    return (this.known.get(key) ?? 0) + p.n;
+  }
+
+  /** This request's place in the key's window as Redis counts it; null when Redis did not answer in time. */
+  private count(key: string, hash: string, field: string): Promise<number | null> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(null), COUNT_WAIT_MS);
-      let p = this.pending.get(key);
-      if (!p) {
-        p = { n: 0, waiters: [] };
-        this.pending.set(key, p);
-      }
-      p.n++;
-      p.waiters.push((total) => {
-        clearTimeout(timer);
-        resolve(total);
+      const p = this.take(key, hash, field);
+      p.waiters.push({
+        place: p.n,
+        answer(total) {
+          clearTimeout(timer);
+          resolve(total);
+        },
       });
-      if (!this.sending) setImmediate(() => this.send());
+      if (!this.sending) setImmediate(() => void this.send());
     });
   }
 
   private async send(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     if (this.sending || this.pending.size === 0) return;
     this.sending = true;
     const batch = [...this.pending];
     this.pending = new Map();
     const pipeline = this.redis.pipeline();
-    for (const [key, p] of batch) pipeline.incrby(key, p.n).pexpire(key, this.windowMs * 2);
+    for (const [, p] of batch) pipeline.hincrby(p.hash, p.field, p.n);
+    for (const hash of new Set(batch.map(([, p]) => p.hash))) pipeline.pexpire(hash, this.windowMs * 2);
     const results = await pipeline.exec().catch(() => null);
-    batch.forEach(([, p], i) => {
-      const [err, after] = results?.[i * 2] ?? [new Error('no answer')];
-      // The waiters took the last n places below the new total, in the order they came.
-      p.waiters.forEach((w, j) => {
-        w(err ? null : Number(after) - p.n + j + 1);
-      });
+    batch.forEach(([key, p], i) => {
+      const [err, after] = results?.[i] ?? [new Error('no answer')];
+      if (!err) this.known.set(key, Number(after));
+      // The batch's n counts took the last n places below the new total, in the order they came.
+      for (const w of p.waiters) w.answer(err ? null : Number(after) - p.n + w.place);
     });
     this.sending = false;
-    if (this.pending.size > 0) void this.send();
+    if ([...this.pending.values()].some((p) => p.waiters.length > 0)) void this.send();
+    else if (this.pending.size > 0) this.flushSoon();
+  }
+
+  private flushSoon(): void {
+    this.flushTimer ??= setTimeout(() => void this.send(), FLUSH_MS).unref();
   }
 }
 

@@ -160,6 +160,29 @@ describe('the limiter', () => {
     }
   });
 
+  it('counts far below a large limit in process, shares it within a flush, and waits for Redis from half the limit on', async () => {
+    await freshWindow();
+    const other = new Redis(t.config.redisUrl);
+    try {
+      await other.ping();
+      const limits = { dataApi: 0, publicIp: 1000, pixelKey: 0 };
+      const a = new RateLimiter(t.services.redis, t.config.queuePrefix, limits);
+      const b = new RateLimiter(other, t.config.queuePrefix, limits);
+      const ip = newIp();
+      let last = null;
+      for (let i = 0; i < 400; i++) last = await a.consume('public_ip', ip);
+      expect(last).toMatchObject({ allowed: true, remaining: 600 });
+      await sleep(300); // a's counts reach Redis
+      await b.consume('public_ip', ip); // b learns the shared total with its own flush
+      await sleep(300);
+      expect(await b.consume('public_ip', ip)).toMatchObject({ allowed: true, remaining: 1000 - 402 });
+      const rest = await Promise.all(Array.from({ length: 700 }, (_, i) => (i % 2 ? a : b).consume('public_ip', ip)));
+      expect(rest.filter((r) => r?.allowed)).toHaveLength(1000 - 402);
+    } finally {
+      other.disconnect();
+    }
+  });
+
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
     const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
