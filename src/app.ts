@@ -1,4 +1,3 @@
-import cookie from '@fastify/cookie';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ClickRecorder } from './attribution/clicks/record';
 import { RecentAppClicks } from './attribution/installs/ip-clicks';
@@ -92,7 +91,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
   linkHostRoutes(app, { hosts, clicks, log, mayRecord });
 
-  await app.register(cookie);
   await app.register(healthRoutes, { deps: services });
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
   const { warehouse, queues, linkChanges, rateLimiter } = services;

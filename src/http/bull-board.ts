@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
@@ -22,7 +23,8 @@ export async function bullBoardRoutes(app: FastifyInstance, { queues, adminJwtSe
   });
   serverAdapter.setBasePath(BASE);
   const verifyAdminToken = adminTokenVerifier(adminJwtSecret);
-
+  // Cookies only where they are read: the board and the portal (every other route skips their hooks).
+  await app.register(cookie);
   await app.register(
     async (scoped) => {
       scoped.addHook('onRequest', async (req, reply) => {

@@ -1,3 +1,4 @@
+import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { documentRoute } from '../http/openapi';
 import { mountRoutes, type Route } from '../http/route';
@@ -30,6 +31,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
     });
   };
 
+  await app.register(cookie); // the session cookie: this plugin's routes only
   app.addHook('onRequest', sameOriginGuard(deps.publicBaseUrl));
   mount(app, [documentRoute(() => portalDocument(deps.publicBaseUrl, sections))]);
   await app.register(
