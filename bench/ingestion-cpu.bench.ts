@@ -1,0 +1,188 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { signAdminToken } from '../src/http/admin-auth';
+import { benchEnvironment } from './environment';
+import { round, seedWebLink } from './helpers';
+import { type CpuSlice, cpuFigures, cpuSlice, type ServiceProcess, startServiceProcess } from './service-process';
+import type { Bench } from './run';
+
+/**
+ * CPU per accepted request of POST /clicks, /installs and /events (issue 21, item 4): the whole
+ * machine's busy time over a load and its tail, less the load generator's own, divided by the
+ * answers; held against a bare Fastify route's in the same run (alternating rounds, since the
+ * machine drifts). The service runs as `npm start` does, default log level, rate limits on, each
+ * request from its own client address (X-Forwarded-For behind TRUST_PROXY). The limiter's own
+ * cost: clicks again on a service with the per-IP limit off. Results: docs/benchmarks.md.
+ */
+export const names = ['ingestion-cpu-clicks', 'ingestion-cpu-installs', 'ingestion-cpu-events', 'ingestion-cpu-limiter'];
+
+const ROUNDS = 3;
+const SLICE_S = 4;
+const WARMUP_S = 2;
+const CONNECTIONS = 50;
+const TARGET = { clicks: 3.5, installs: 4.5, events: 4.5 };
+const TARGET_P99_MS = 50;
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
+
+type Kind = keyof typeof TARGET;
+type Request = { method: string; path: string; headers: Record<string, string>; body?: string };
+type LoadOptions = {
+  url: string;
+  connections: number;
+  duration: number;
+  requests: { method: 'POST'; path: string; setupRequest(req: Request): Request }[];
+};
+type LoadResult = { '2xx': number; non2xx: number; errors: number; duration: number; latency: { p50: number; p99: number } };
+const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
+
+/** A fresh client address per request: 10.0.0.1, 10.0.0.2, … */
+let clients = 0;
+const nextAddress = () => {
+  const n = ++clients;
+  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
+};
+
+/** One load of `path` for `seconds` against `base`, each request from its own address and with its own ids. */
+const loadOf = (base: string, path: string, body: () => object, seconds: number) => async () => {
+  const r = await autocannon({
+    url: base,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path,
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...req.headers, 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
+          body: JSON.stringify(body()),
+        }),
+      },
+    ],
+  });
+  if (r['2xx'] === 0 || r.non2xx > 0 || r.errors > 0) throw new Error(`${path}: ${JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors })}`);
+  return { answered: r['2xx'], duration: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
+};
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+
+/** The bare route in a process of its own, answering each path with the service's own answer. */
+async function startBareRoute(answers: Record<string, unknown>): Promise<{ base: string; child: ChildProcess; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-route.ts'], {
+    env: { ...process.env, PORT: String(port), BARE_ANSWERS: JSON.stringify(answers) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`${base}/nothing`).then(() => true, () => false);
+    if (up) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    child,
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** `npm run bench -- ingestion-cpu-clicks` (or -installs, -events) runs that load alone; the limiter's cost comes with clicks. */
+const selectedKinds = (filter: string | undefined) => {
+  const named = (Object.keys(TARGET) as Kind[]).filter((kind) => filter && `ingestion-cpu-${kind}`.includes(filter));
+  return named.length > 0 ? named : (Object.keys(TARGET) as Kind[]);
+};
+
+const bench: Bench = async (emit, filter) => {
+  const kinds = selectedKinds(filter);
+  const env = benchEnvironment('ingestcpu');
+  // One machine names its clients with X-Forwarded-For (CONTRACT 10): the service trusts this address.
+  const limitsOn = { TRUST_PROXY: '127.0.0.1' };
+  let service: ServiceProcess | undefined = await startServiceProcess(env.config, limitsOn);
+  let bare: Awaited<ReturnType<typeof startBareRoute>> | undefined;
+  try {
+    const brand = await setUpBrand(service.base, env.config.adminJwtSecret);
+    const bodies: Record<Kind, () => object> = {
+      clicks: () => ({ domain: brand.hostname, slug: 'maya', query: 'utm_source=tiktok&utm_campaign=launch', user_agent: IPHONE, country: 'US', ip: '203.0.113.7' }),
+      installs: () => ({ pixel_key: brand.pixelKey, install_id: randomUUID(), platform: 'ios', clipboard_token: brand.clickToken, app_version: '2.4.1' }),
+      events: () => ({ pixel_key: brand.pixelKey, event_type: 'purchase', transaction_id: randomUUID(), click_token: brand.clickToken, amount: 19.99, currency: 'EUR' }),
+    };
+    const path = (kind: Kind) => `/api/public/attribution/${kind}`;
+    const answers: Record<string, unknown> = {};
+    for (const kind of Object.keys(TARGET) as Kind[]) answers[path(kind)] = await post(service.base, path(kind), bodies[kind]());
+    bare = await startBareRoute(answers);
+
+    /** Slices of the service's and the bare route's load of one kind, alternating. */
+    const compare = async (running: ServiceProcess, kind: Kind) => {
+      const served: CpuSlice[] = [];
+      const ceiling: CpuSlice[] = [];
+      await cpuSlice(bare!.child, loadOf(bare!.base, path(kind), bodies[kind], WARMUP_S));
+      await cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], WARMUP_S));
+      for (let i = 0; i < ROUNDS; i++) {
+        ceiling.push(await cpuSlice(bare!.child, loadOf(bare!.base, path(kind), bodies[kind], SLICE_S)));
+        served.push(await cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], SLICE_S)));
+      }
+      return { served: cpuFigures(served), ceiling: cpuFigures(ceiling) };
+    };
+
+    const results: { kind: Kind; served: ReturnType<typeof cpuFigures>; ceiling: ReturnType<typeof cpuFigures> }[] = [];
+    for (const kind of kinds) results.push({ kind, ...(await compare(service, kind)) });
+    for (const { kind, served, ceiling } of results) {
+      emit({
+        name: `ingestion-cpu-${kind}`,
+        ...served,
+        baseline: { ...ceiling },
+        ratio: round(served.cpu_per_request_us / ceiling.cpu_per_request_us),
+        target_ratio: TARGET[kind],
+        target_p99_ms: TARGET_P99_MS,
+        log_level: env.config.logLevel,
+      });
+    }
+
+    // The limiter's own cost: the same clicks on the same data, the per-IP limit off.
+    const clicksOn = results.find((r) => r.kind === 'clicks');
+    if (!clicksOn) return;
+    await service.stop();
+    service = await startServiceProcess(env.config, { ...limitsOn, RATE_LIMIT_PUBLIC_IP: '0' });
+    const clicksOff = await compare(service, 'clicks');
+    const ratioOn = clicksOn.served.cpu_per_request_us / clicksOn.ceiling.cpu_per_request_us;
+    const ratioOff = clicksOff.served.cpu_per_request_us / clicksOff.ceiling.cpu_per_request_us;
+    emit({
+      name: 'ingestion-cpu-limiter',
+      limiter_cpu_per_request_us: round((ratioOn - ratioOff) * clicksOff.ceiling.cpu_per_request_us, 0),
+      // The same clicks with the per-IP limit off, and their ratio to the bare route.
+      baseline: { ...clicksOff.served, ratio: round(ratioOff) },
+      ratio: round(ratioOn / ratioOff),
+    });
+  } finally {
+    await bare?.stop();
+    await service?.stop();
+    await env.remove();
+  }
+};
+export default bench;
+
+async function post(base: string, path: string, body: object, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
+/** A brand with a web link `maya` and one click token on it, made through the internal and public endpoints. */
+async function setUpBrand(base: string, adminSecret: string) {
+  const authorization = `Bearer ${signAdminToken(adminSecret)}`;
+  const { brand, hostname } = await seedWebLink((p, body) => post(base, p, body, { authorization }));
+  const click = await post(base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
+  return { hostname, pixelKey: brand.pixel_key as string, clickToken: click.click_token as string };
+}
