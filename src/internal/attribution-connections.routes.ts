@@ -10,7 +10,8 @@ const listQuery = z.object({
   provider: z.enum(PROVIDERS).optional(),
   status: z.enum(['awaiting_first_event', 'connected', 'error']).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  cursor: z.string().optional().describe('The id of the last connection of the previous page'),
+  // Connection ids are UUIDs: anything else is a cursor this list never gave (CONTRACT 10: 400).
+  cursor: z.uuid().optional().describe('The id of the last connection of the previous page'),
 });
 
 /**

@@ -191,6 +191,9 @@ describe('internal connections (SPEC 4.5)', () => {
     });
     expect([...first.json().data, ...rest.json().data].map((c: Connection) => c.id)).toEqual(data.map((c) => c.id));
     expect(rest.json().pagination).toEqual({ next_cursor: null, has_more: false });
+    // A cursor this list never gave is paging out of range (CONTRACT 10), not an empty page.
+    const junk = await t.request({ method: 'GET', url: '/api/internal/attribution-connections?cursor=zzz', admin: true });
+    expect([junk.statusCode, junk.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_parameter', param: 'cursor' })]);
   });
 
   it('deletes a connection; there is no internal create', async () => {
