@@ -11,9 +11,10 @@ import { sha256 } from '../secrets';
  */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
 
-// Takes one attempt: the counter starts its window on the first one.
+// Takes one attempt: the counter starts its window on the first one, and again on the one that
+// spends it, so the lock lasts the whole window from the last failure allowed (CONTRACT 10).
 const TAKE = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n == 1 or n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}`;
 const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
 // Gives one back, never below zero and without touching the window.
@@ -36,7 +37,8 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
   // The plugin's store contract, with counters that can be given back.
   class LoginAttemptStore implements FastifyRateLimitStore {
     incr(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number) {
-      redis.eval(TAKE, 1, redisKey(key), timeWindow).then((r) => done(null, counter(r)), done);
+      const max = key.startsWith('account:') ? LOGIN_LIMITS.perAccount : LOGIN_LIMITS.perIp;
+      redis.eval(TAKE, 1, redisKey(key), timeWindow, max).then((r) => done(null, counter(r)), done);
     }
     read(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void) {
       redis.eval(READ, 1, redisKey(key)).then((r) => done(null, counter(r)), done);

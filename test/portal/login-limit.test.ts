@@ -9,7 +9,7 @@ let t: TestService;
 beforeAll(async () => {
   t = await startTestService({ workers: false });
   const brand = await createBrand(t, { name: 'Acme' });
-  for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test', 'owner@acme.test']) await createPortalUser(t, brand.id, email);
+  for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test', 'owner@acme.test', 'late@acme.test']) await createPortalUser(t, brand.id, email);
 });
 afterAll(async () => destroyTestService(t));
 
@@ -63,6 +63,18 @@ describe('login rate limits', () => {
     const statuses = answers.map((a) => a.statusCode);
     expect(statuses.filter((s) => s === 401)).toHaveLength(LOGIN_LIMITS.perAccount);
     expect(statuses.filter((s) => s === 429)).toHaveLength(LOGIN_LIMITS.perAccount);
+  });
+
+  it('locks for the whole window from the failure that spends the limit, however early the first one came', async () => {
+    const address = '10.0.7.1';
+    for (let i = 0; i < LOGIN_LIMITS.perAccount - 1; i++) expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401);
+    // As if the first failure came 14 minutes ago: one minute of the window left.
+    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(address));
+    await t.services.redis.pexpire(key!, 60_000);
+    expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401); // the tenth
+    const refused = await login('late@acme.test', PORTAL_PASSWORD, address);
+    expect(refused.statusCode).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(LOGIN_LIMITS.windowMs / 1000 - 60);
   });
 
   it("keeps its counters under the deployment's key prefix", async () => {
