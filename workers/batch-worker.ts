@@ -84,6 +84,8 @@ export class BatchWorker {
     this.maxRows = writer.maxRows ?? 20_000;
     this.maxWaitMs = writer.maxWaitMs ?? 500;
     this.outbox = outboxOf(writer);
+    // The series exists from the start, so /metrics shows 0 and an alert sees the first failure.
+    batchFailures.inc({ kind: writer.kind }, 0);
     this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
