@@ -26,7 +26,14 @@ export type Campaign = { id: string; name: string; status: string; start_date: s
 export type Brand = { id: string; name: string; logo_url: string | null; default_platforms: string[] };
 
 /** An authenticated request's brand, before its parameters are read. */
-export type DataContext = { brand: Brand; campaigns: Campaign[]; queries: DataQueries; answers: AnswerCache };
+export type DataContext = {
+  brand: Brand;
+  campaigns: Campaign[];
+  queries: DataQueries;
+  answers: AnswerCache;
+  /** The answers' version taken before the brand and campaigns were read: answers made from them are kept under it. */
+  version: string;
+};
 
 /** An authenticated, validated request: its brand, parameters and resolved scope. */
 export type DataRequest<Q> = DataContext & {
@@ -45,9 +52,11 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
     const brandId = await apiKeys.brandIdFor(req);
     // Per API key (CONTRACT 10): counted once the key is known to be valid.
     await enforceRateLimits(reply, rateLimiter, [['data_api', apiKeyOf(req)!]]);
+    // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
+    const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);
     if (!found) throw new HttpError(401, { error: 'invalid_api_key' });
-    return { ...found, queries, answers };
+    return { ...found, queries, answers, version };
   };
 }
 

@@ -103,7 +103,7 @@ const json = <S extends QuerySchema>(e: {
         const r = await dataRequest(ctx, query as z.output<S>);
         const { data, pagination } = await e.handle(r);
         return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
-      });
+      }, ctx.version);
       return reply.type('application/json; charset=utf-8').send(stamped(answered));
     },
   });

@@ -26,12 +26,19 @@ export class AnswerCache {
 
   constructor(private readonly opts: AnswerCacheOptions) {}
 
-  /** The answer to `question` for the brand: cached, or `read` once for everyone asking now. */
-  answer(area: FactArea, brandId: string, question: string, read: () => Promise<string>): Promise<string> {
+  /** What the brand's facts and the records stand at now: take it before reading anything an answer is made of. */
+  version(area: FactArea, brandId: string): string {
+    return `${this.opts.records.generation}/${this.opts.facts.version(area, brandId)}`;
+  }
+
+  /**
+   * The answer to `question` for the brand: cached, or `read` once for everyone asking now.
+   * `version` defaults to now; a caller that read records for the answer before passes the one it took before them.
+   */
+  answer(area: FactArea, brandId: string, question: string, read: () => Promise<string>, version = this.version(area, brandId)): Promise<string> {
     const { facts, records, maxBytes } = this.opts;
     if (maxBytes === 0 || !facts.live || !records.live) return read();
     // Taken before reading: facts landing during the read leave the answer already stale.
-    const version = `${records.generation}/${facts.version(area, brandId)}`;
     const key = `${area}\n${brandId}\n${question}`;
     const hit = this.entries.get(key);
     if (hit && hit.version === version && hit.expires > Date.now()) {

@@ -78,6 +78,60 @@ describe('Data API answers', () => {
     expect((await brandAnswer()).data.campaigns.map((c) => c.name)).toEqual(['Spring', 'Summer']);
   });
 
+  it('never keep an answer made from brand records read before a change (a campaign added while they were read)', async () => {
+    const { brand, key: k } = await brandWithKey(t, { name: 'Racing' });
+    await createCampaign(t, { brand_id: brand.id, name: 'Spring' });
+    const names = async () => ((await api(t, k, '/brand')).json() as { data: { campaigns: { name: string }[] } }).data.campaigns.map((c) => c.name);
+    expect(await names()).toEqual(['Spring']);
+    // The next read of the brand's campaigns is held once Postgres answered it, until released.
+    let reached!: () => void;
+    let release!: () => void;
+    const atGate = new Promise<void>((r) => (reached = r));
+    const gate = new Promise<void>((r) => (release = r));
+    const db = t.services.db;
+    const selectFrom = db.selectFrom.bind(db);
+    const held = (builder: object): object =>
+      new Proxy(builder, {
+        get(target, prop) {
+          const value = Reflect.get(target, prop) as unknown;
+          if (typeof value !== 'function') return value;
+          if (prop === 'execute') {
+            return async (...args: unknown[]) => {
+              const rows = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+              reached();
+              await gate;
+              return rows;
+            };
+          }
+          return (...args: unknown[]) => {
+            const next = (value as (...a: unknown[]) => unknown).apply(target, args);
+            return next && typeof next === 'object' && 'execute' in next ? held(next) : next;
+          };
+        },
+      });
+    const spy = vi.spyOn(db, 'selectFrom').mockImplementation(((from: never) => {
+      const builder = selectFrom(from);
+      return from === 'campaigns' ? held(builder) : builder;
+    }) as never);
+    try {
+      // Any record change: the next request reads the brand again, and is held with Spring only.
+      t.services.recordChanges.changed();
+      const racing = names();
+      await atGate;
+      spy.mockRestore();
+      await createCampaign(t, { brand_id: brand.id, name: 'Summer' });
+      const written = t.services.recordChanges.generation;
+      // Its notification arrives too (all another process would see) before the held request goes on.
+      await expect.poll(() => t.services.recordChanges.generation).toBeGreaterThan(written);
+      release();
+      await racing;
+    } finally {
+      spy.mockRestore();
+      release();
+    }
+    expect(await names()).toEqual(['Spring', 'Summer']);
+  });
+
   it('are per brand: another brand with the same question reads its own', async () => {
     const other = await brandWithKey(t, { name: 'Other' });
     const res = await api(t, other.key, '/metrics/summary');
