@@ -35,6 +35,8 @@ export class RateLimiter {
   private flushTimer: NodeJS.Timeout | undefined;
   /** Redis's last total per key of the current window (it may have grown since, in other processes). */
   private known = new Map<string, number>();
+  /** Counts of the pipeline on its way to Redis: in neither `pending` nor `known` until it answers. */
+  private sent = new Map<string, Pending>();
   private window = -1;
 
   constructor(
@@ -57,7 +59,7 @@ export class RateLimiter {
     // Ids are hashed: API keys are secrets and IPs are kept only as hashes; any id costs one short field.
     const field = digest('sha256', id, 'base64url').slice(0, 22);
     const key = `${hash} ${field}`;
-    const seen = (this.known.get(key) ?? 0) + (this.pending.get(key)?.n ?? 0);
+    const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
     const total = limit >= MIN_LOCAL_LIMIT && seen < limit / 2 ? this.countLater(key, hash, field) : await this.count(key, hash, field);
     if (total === null) return null;
     return {
@@ -82,8 +84,9 @@ export class RateLimiter {
   private countLater(key: string, hash: string, field: string): number {
     const p = this.take(key, hash, field);
     this.flushSoon();
-    return (this.known.get(key) ?? 0) + p.n;
+    return (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + p.n;
   }
+
 
   /** This request's place in the key's window as Redis counts it; null when Redis did not answer in time. */
   private count(key: string, hash: string, field: string): Promise<number | null> {
@@ -106,12 +109,14 @@ export class RateLimiter {
     this.flushTimer = undefined;
     if (this.sending || this.pending.size === 0) return;
     this.sending = true;
-    const batch = [...this.pending];
+    this.sent = this.pending;
     this.pending = new Map();
+    const batch = [...this.sent];
     const pipeline = this.redis.pipeline();
     for (const [, p] of batch) pipeline.hincrby(p.hash, p.field, p.n);
     for (const hash of new Set(batch.map(([, p]) => p.hash))) pipeline.pexpire(hash, this.windowMs * 2);
     const results = await pipeline.exec().catch(() => null);
+    this.sent = new Map();
     batch.forEach(([key, p], i) => {
       const [err, after] = results?.[i] ?? [new Error('no answer')];
       if (!err) this.known.set(key, Number(after));

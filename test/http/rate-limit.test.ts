@@ -183,6 +183,20 @@ describe('the limiter', () => {
     }
   });
 
+  it('counts the counts on their way to Redis: past half the limit every answer is exact, also while a flush is out', async () => {
+    await freshWindow();
+    const a = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 100, pixelKey: 4 });
+    const ip = newIp();
+    for (let i = 0; i < 40; i++) await a.consume('public_ip', ip); // in process, not sent yet
+    // A count that waits for Redis (the small pixel-key limit) sends every pending count; while they are out, 40 more come.
+    const exact = a.consume('pixel_key', uniqueId());
+    await new Promise((r) => setImmediate(r));
+    const during = [];
+    for (let i = 0; i < 40; i++) during.push(await a.consume('public_ip', ip));
+    await exact;
+    expect(during.at(-1)).toMatchObject({ allowed: true, remaining: 100 - 80 });
+  });
+
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
     const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
