@@ -17,7 +17,7 @@ const COUNT_WAIT_MS = 1000;
 const FLUSH_MS = 100;
 /** Only limits this large count in process: a small one is exact on every request. */
 const MIN_LOCAL_LIMIT = 100;
-/** Totals remembered per window, at most (a flood of new ids then waits on Redis like a small limit). */
+/** Totals remembered per window, at most (a flood of new ids then waits on Redis like a small limit; those remembered stay). */
 const MAX_KNOWN = 100_000;
 
 /** Counts of one id not yet in Redis: `n` of them, some with a request waiting for its place. */
@@ -51,7 +51,7 @@ export class RateLimiter {
     if (!limit || this.redis.status !== 'ready') return null;
     const now = Date.now();
     const window = Math.floor(now / this.windowMs);
-    if (window !== this.window || this.known.size > MAX_KNOWN) {
+    if (window !== this.window) {
       this.window = window;
       this.known.clear();
     }
@@ -60,7 +60,9 @@ export class RateLimiter {
     const field = digest('sha256', id, 'base64url').slice(0, 22);
     const key = `${hash} ${field}`;
     const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
-    const total = limit >= MIN_LOCAL_LIMIT && seen < limit / 2 ? this.countLater(key, hash, field) : await this.count(key, hash, field);
+    // An id this process cannot remember (too many this window) waits for Redis: forgetting one past its limit would let it through.
+    const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2 && this.remembers(key);
+    const total = local ? this.countLater(key, hash, field) : await this.count(key, hash, field);
     if (total === null) return null;
     return {
       allowed: total <= limit,
@@ -87,6 +89,9 @@ export class RateLimiter {
     return (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + p.n;
   }
 
+  private remembers(key: string): boolean {
+    return this.known.has(key) || this.known.size < MAX_KNOWN;
+  }
 
   /** This request's place in the key's window as Redis counts it; null when Redis did not answer in time. */
   private count(key: string, hash: string, field: string): Promise<number | null> {
@@ -119,7 +124,7 @@ export class RateLimiter {
     this.sent = new Map();
     batch.forEach(([key, p], i) => {
       const [err, after] = results?.[i] ?? [new Error('no answer')];
-      if (!err) this.known.set(key, Number(after));
+      if (!err && this.remembers(key)) this.known.set(key, Number(after));
       // The batch's n counts took the last n places below the new total, in the order they came.
       for (const w of p.waiters) w.answer(err ? null : Number(after) - p.n + w.place);
     });

@@ -197,6 +197,18 @@ describe('the limiter', () => {
     expect(during.at(-1)).toMatchObject({ allowed: true, remaining: 100 - 80 });
   });
 
+  it('still refuses an id past its limit after a flood of other ids fills the totals it remembers', async () => {
+    const a = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 100, pixelKey: 50 }, 3_600_000);
+    const ip = newIp();
+    for (let i = 0; i < 100; i++) expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: true });
+    expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: false, remaining: 0 });
+    for (let i = 0; i <= 100_000; i++) await a.consume('public_ip', `flood-${i}`);
+    // Their counts have reached Redis once a count that waits for Redis (the small pixel-key limit) is answered after them.
+    await expect.poll(async () => (await a.consume('pixel_key', uniqueId())) !== null, { timeout: 20_000 }).toBe(true);
+    await a.consume('public_ip', 'flood-last');
+    expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: false, remaining: 0 });
+  }, 30_000);
+
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
     const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
