@@ -17,11 +17,8 @@ const COUNT_WAIT_MS = 1000;
 const FLUSH_MS = 100;
 /** Only limits this large count in process: a small one is exact on every request. */
 const MIN_LOCAL_LIMIT = 100;
-/** Totals remembered per window, at most (a flood of new ids then waits on Redis like a small limit; those remembered stay). */
-const MAX_KNOWN = 100_000;
-
 /** Counts of one id not yet in Redis: `n` of them, some with a request waiting for its place. */
-type Pending = { hash: string; field: string; n: number; waiters: { place: number; answer(total: number | null): void }[] };
+type Pending = { hash: string; field: string; limit: number; n: number; waiters: { place: number; answer(total: number | null): void }[] };
 
 /**
  * Fixed one-minute windows counted in Redis, shared by every process (CONTRACT 10): one hash per
@@ -33,7 +30,11 @@ export class RateLimiter {
   private pending = new Map<string, Pending>();
   private sending = false;
   private flushTimer: NodeJS.Timeout | undefined;
-  /** Redis's last total per key of the current window (it may have grown since, in other processes). */
+  /**
+   * Redis's last total per key of the current window, for keys at a quarter of their limit or more:
+   * at most four per limit's worth of requests. A key below that counts from 0 in process, at most
+   * a quarter short, and learns its total with its next flush.
+   */
   private known = new Map<string, number>();
   /** Counts of the pipeline on its way to Redis: in neither `pending` nor `known` until it answers. */
   private sent = new Map<string, Pending>();
@@ -60,9 +61,8 @@ export class RateLimiter {
     const field = digest('sha256', id, 'base64url').slice(0, 22);
     const key = `${hash} ${field}`;
     const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
-    // An id this process cannot remember (too many this window) waits for Redis: forgetting one past its limit would let it through.
-    const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2 && this.remembers(key);
-    const total = local ? this.countLater(key, hash, field) : await this.count(key, hash, field);
+    const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2;
+    const total = local ? this.countLater(key, hash, field, limit) : await this.count(key, hash, field, limit);
     if (total === null) return null;
     return {
       allowed: total <= limit,
@@ -72,10 +72,10 @@ export class RateLimiter {
     };
   }
 
-  private take(key: string, hash: string, field: string): Pending {
+  private take(key: string, hash: string, field: string, limit: number): Pending {
     let p = this.pending.get(key);
     if (!p) {
-      p = { hash, field, n: 0, waiters: [] };
+      p = { hash, field, limit, n: 0, waiters: [] };
       this.pending.set(key, p);
     }
     p.n++;
@@ -83,21 +83,17 @@ export class RateLimiter {
   }
 
   /** Counted now, sent with the next flush: this request's place as far as this process knows. */
-  private countLater(key: string, hash: string, field: string): number {
-    const p = this.take(key, hash, field);
+  private countLater(key: string, hash: string, field: string, limit: number): number {
+    const p = this.take(key, hash, field, limit);
     this.flushSoon();
     return (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + p.n;
   }
 
-  private remembers(key: string): boolean {
-    return this.known.has(key) || this.known.size < MAX_KNOWN;
-  }
-
   /** This request's place in the key's window as Redis counts it; null when Redis did not answer in time. */
-  private count(key: string, hash: string, field: string): Promise<number | null> {
+  private count(key: string, hash: string, field: string, limit: number): Promise<number | null> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(null), COUNT_WAIT_MS);
-      const p = this.take(key, hash, field);
+      const p = this.take(key, hash, field, limit);
       p.waiters.push({
         place: p.n,
         answer(total) {
@@ -124,7 +120,7 @@ export class RateLimiter {
     this.sent = new Map();
     batch.forEach(([key, p], i) => {
       const [err, after] = results?.[i] ?? [new Error('no answer')];
-      if (!err && this.remembers(key)) this.known.set(key, Number(after));
+      if (!err && Number(after) >= p.limit / 4) this.known.set(key, Number(after));
       // The batch's n counts took the last n places below the new total, in the order they came.
       for (const w of p.waiters) w.answer(err ? null : Number(after) - p.n + w.place);
     });
