@@ -33,8 +33,8 @@ declare module 'fastify' {
   }
 }
 
-/** The APIs that write the records cached answers name (migrations/0010). */
-const RECORD_WRITES = /^\/api\/(internal|client)\//;
+/** The routes (Fastify's patterns) that write the records cached answers name: the tables of migrations/0010. */
+const RECORD_WRITES = /^\/api\/(internal\/(brands|creators|campaigns|attribution-(links|codes|domains))|client\/attribution\/domains)(\/:id(\/check)?)?$/;
 
 /**
  * Builds the HTTP app on already-open services, without listening: tests inject
@@ -66,8 +66,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   // Records written through this process show in its next read at once, before their notification is back.
-  app.addHook('onSend', async (req, _reply, payload) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD' && RECORD_WRITES.test(req.url)) services.recordChanges.changed();
+  app.addHook('onSend', async (req, reply, payload) => {
+    const wrote = req.method !== 'GET' && req.method !== 'HEAD' && reply.statusCode < 300;
+    if (wrote && RECORD_WRITES.test(req.routeOptions.url ?? '')) services.recordChanges.changed();
     return payload;
   });
   app.addHook('onResponse', async (req, reply) => {

@@ -132,6 +132,15 @@ describe('Data API answers', () => {
     expect(await names()).toEqual(['Spring', 'Summer']);
   });
 
+  it('stay cached through writes that change no record they name (a portal login, a refused write)', async () => {
+    await summary();
+    await createPortalUser(t, brandId, 'reader@acme.test');
+    await portalLogin(t, 'reader@acme.test');
+    const refused = await t.request({ method: 'POST', url: '/api/internal/campaigns', admin: true, payload: { brand_id: brandId } });
+    expect(refused.statusCode).toBe(422);
+    expect((await reads(() => summary())).reads).toBe(0);
+  });
+
   it('are per brand: another brand with the same question reads its own', async () => {
     const other = await brandWithKey(t, { name: 'Other' });
     const res = await api(t, other.key, '/metrics/summary');
