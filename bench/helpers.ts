@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { signAdminToken } from '../src/http/admin-auth';
 
 /** Latency percentiles of repeated async calls, in milliseconds. */
 export async function timeCalls(fn: () => Promise<unknown>, opts: { warmup?: number; runs?: number } = {}) {
@@ -38,4 +40,14 @@ export async function seedWebLink(post: (path: string, body: object) => Promise<
     destination_url: 'https://shop.example/spring',
   });
   return { brand, hostname };
+}
+
+/** POSTs to the app with an admin JWT and answers the parsed body; a refusal throws. */
+export function adminPost(app: FastifyInstance, adminJwtSecret: string) {
+  const authorization = `Bearer ${signAdminToken(adminJwtSecret)}`;
+  return async (url: string, payload: object) => {
+    const res = await app.inject({ method: 'POST', url, payload, headers: { authorization } });
+    if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
 }

@@ -7,7 +7,7 @@ import { signAdminToken } from '../src/http/admin-auth';
 import { RateLimiter } from '../src/http/rate-limit';
 import { benchEnvironment } from './environment';
 import { round, seedWebLink } from './helpers';
-import { type CpuSlice, cpuFigures, cpuSlice, type ServiceProcess, startServiceProcess } from './service-process';
+import { type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
 /**
@@ -121,7 +121,7 @@ const bench: Bench = async (emit, filter) => {
     };
     const path = (kind: Kind) => `/api/public/attribution/${kind}`;
     const answers: Record<string, unknown> = {};
-    for (const kind of Object.keys(TARGET) as Kind[]) answers[path(kind)] = await post(service.base, path(kind), bodies[kind]());
+    for (const kind of Object.keys(TARGET) as Kind[]) answers[path(kind)] = await postJson(service.base, path(kind), bodies[kind]());
     bare = await startBareRoute(answers);
 
     /** Slices of the service's and the bare route's load of one kind, alternating. */
@@ -163,17 +163,11 @@ const bench: Bench = async (emit, filter) => {
 };
 export default bench;
 
-async function post(base: string, path: string, body: object, headers: Record<string, string> = {}) {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<Record<string, unknown>>;
-}
-
 /** A brand with a web link `maya` and one click token on it, made through the internal and public endpoints. */
 async function setUpBrand(base: string, adminSecret: string) {
   const authorization = `Bearer ${signAdminToken(adminSecret)}`;
-  const { brand, hostname } = await seedWebLink((p, body) => post(base, p, body, { authorization }));
-  const click = await post(base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
+  const { brand, hostname } = await seedWebLink((p, body) => postJson(base, p, body, { authorization }));
+  const click = await postJson(base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
   return { hostname, pixelKey: brand.pixel_key as string, clickToken: click.click_token as string };
 }
 

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { signAdminToken } from '../src/http/admin-auth';
 import { benchEnvironment } from './environment';
 import { round, seedWebLink } from './helpers';
-import { type CpuSlice, cpuFigures, cpuSlice, type ServiceProcess, startServiceProcess } from './service-process';
+import { type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
 /**
@@ -79,11 +79,6 @@ export default bench;
 
 /** A brand with a vanity domain and a web link `maya`, made through the internal endpoints; answers the domain. */
 async function setUpLinks(base: string, adminSecret: string): Promise<string> {
-  const headers = { authorization: `Bearer ${signAdminToken(adminSecret)}`, 'content-type': 'application/json' };
-  const post = async (path: string, body: object) => {
-    const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as { id: string };
-  };
-  return (await seedWebLink(post)).hostname;
+  const authorization = `Bearer ${signAdminToken(adminSecret)}`;
+  return (await seedWebLink((path, body) => postJson(base, path, body, { authorization }))).hostname;
 }

@@ -3,10 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../src/config';
 import { creatorFact } from '../src/data-api/warehouse/facts';
 import { derivePlacements } from '../src/data-api/warehouse/placement-derive';
-import { signAdminToken } from '../src/http/admin-auth';
 import { PLATFORMS } from '../src/platforms';
 import type { Services } from '../src/services';
-import { round } from './helpers';
+import { adminPost, round } from './helpers';
 
 /**
  * A large brand for the read benches: placements with a daily snapshot each, generated straight
@@ -19,12 +18,7 @@ export type BenchBrand = { id: string; key: string; visibleCampaigns: string[]; 
 
 /** Brand, API key and campaigns through the internal endpoints; creators in bulk. */
 export async function setUpBrand(app: FastifyInstance, config: Config, visibleCampaignCount: number): Promise<BenchBrand> {
-  const authorization = `Bearer ${signAdminToken(config.adminJwtSecret)}`;
-  const post = async (url: string, payload: object) => {
-    const res = await app.inject({ method: 'POST', url, payload, headers: { authorization } });
-    if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-    return res.json();
-  };
+  const post = adminPost(app, config.adminJwtSecret);
   const brand = await post('/api/internal/brands', { name: 'Bench' });
   const { key } = await post(`/api/internal/brands/${brand.id}/api-keys`, {});
   const campaign = async (i: number, visible: boolean) =>

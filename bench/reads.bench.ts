@@ -1,10 +1,9 @@
 import { createRequire } from 'node:module';
 import type { EventEmitter } from 'node:events';
 import { buildApp } from '../src/app';
-import { signAdminToken } from '../src/http/admin-auth';
 import { closeServices, createServices, migrate } from '../src/services';
 import { benchEnvironment, benchLogger } from './environment';
-import { percentile, round } from './helpers';
+import { adminPost, percentile, round } from './helpers';
 import { type BenchBrand, seedPlacements, setUpBrand } from './placements-seed';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
@@ -160,12 +159,7 @@ async function seed(config: ReturnType<typeof benchEnvironment>['config'], log: 
   try {
     await migrate(services);
     const app = await buildApp(services);
-    const authorization = `Bearer ${signAdminToken(config.adminJwtSecret)}`;
-    const post = async (url: string, payload: object) => {
-      const res = await app.inject({ method: 'POST', url, payload, headers: { authorization } });
-      if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body}`);
-      return res.json();
-    };
+    const post = adminPost(app, config.adminJwtSecret);
     const brand = await post('/api/internal/brands', { name: 'Small' });
     const { key } = await post(`/api/internal/brands/${brand.id}/api-keys`, {});
     const campaign = await post('/api/internal/campaigns', { brand_id: brand.id, name: 'Launch' });

@@ -69,6 +69,13 @@ async function ready(base: string, child: ChildProcess): Promise<void> {
   throw new Error('the service did not answer /healthz within 60 s');
 }
 
+/** POSTs JSON to a running service and answers the parsed body; a refusal throws. */
+export async function postJson(base: string, path: string, body: object, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json() as Promise<Record<string, unknown>>;
+}
+
 /** Busy jiffies of the whole machine (first line of /proc/stat). */
 function machineJiffies(): number {
   const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);

@@ -142,32 +142,31 @@ describe('per Data API key (RATE_LIMIT_DATA_API)', () => {
 });
 
 describe('the limiter', () => {
-  it('counts across processes: two limiters on one Redis share each window', async () => {
+  /** Two limiters with this per-IP limit, each on its own Redis connection as two processes would be, in a fresh window. */
+  async function twoProcesses(publicIp: number, test: (a: RateLimiter, b: RateLimiter) => Promise<void>) {
     await freshWindow();
     const other = new Redis(t.config.redisUrl);
     try {
       await other.ping();
-      const limits = { dataApi: 0, publicIp: 4, pixelKey: 0 };
-      const a = new RateLimiter(t.services.redis, t.config.queuePrefix, limits);
-      const b = new RateLimiter(other, t.config.queuePrefix, limits);
+      const limits = { dataApi: 0, publicIp, pixelKey: 0 };
+      await test(new RateLimiter(t.services.redis, t.config.queuePrefix, limits), new RateLimiter(other, t.config.queuePrefix, limits));
+    } finally {
+      other.disconnect();
+    }
+  }
+
+  it('counts across processes: two limiters on one Redis share each window', async () => {
+    await twoProcesses(4, async (a, b) => {
       const ip = newIp();
       const answers = [];
       for (const limiter of [a, b, a, b, a]) answers.push(await limiter.consume('public_ip', ip));
       expect(answers.map((x) => x?.allowed)).toEqual([true, true, true, true, false]);
       expect(answers.map((x) => x?.remaining)).toEqual([3, 2, 1, 0, 0]);
-    } finally {
-      other.disconnect();
-    }
+    });
   });
 
   it('counts far below a large limit in process, shares it within a flush, and waits for Redis from half the limit on', async () => {
-    await freshWindow();
-    const other = new Redis(t.config.redisUrl);
-    try {
-      await other.ping();
-      const limits = { dataApi: 0, publicIp: 1000, pixelKey: 0 };
-      const a = new RateLimiter(t.services.redis, t.config.queuePrefix, limits);
-      const b = new RateLimiter(other, t.config.queuePrefix, limits);
+    await twoProcesses(1000, async (a, b) => {
       const ip = newIp();
       let last = null;
       for (let i = 0; i < 400; i++) last = await a.consume('public_ip', ip);
@@ -178,9 +177,7 @@ describe('the limiter', () => {
       expect(await b.consume('public_ip', ip)).toMatchObject({ allowed: true, remaining: 1000 - 402 });
       const rest = await Promise.all(Array.from({ length: 700 }, (_, i) => (i % 2 ? a : b).consume('public_ip', ip)));
       expect(rest.filter((r) => r?.allowed)).toHaveLength(1000 - 402);
-    } finally {
-      other.disconnect();
-    }
+    });
   });
 
   it('counts the counts on their way to Redis: past half the limit every answer is exact, also while a flush is out', async () => {
