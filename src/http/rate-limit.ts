@@ -17,6 +17,16 @@ const COUNT_WAIT_MS = 1000;
 const FLUSH_MS = 100;
 /** Only limits this large count in process: a small one is exact on every request. */
 const MIN_LOCAL_LIMIT = 100;
+/** Ids per script call: one call holds Redis for well under a millisecond. */
+const SEND_CHUNK = 1000;
+/** KEYS[1] the window's hash; ARGV: its time to live (ms), then field and count pairs; answers the new totals. */
+const ADD_COUNTS_LUA = `
+local totals = {}
+for i = 2, #ARGV, 2 do totals[#totals + 1] = redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return totals`;
+type CountingRedis = Redis & { addRateCounts(hash: string, ttlMs: number, ...fieldsAndCounts: (string | number)[]): Promise<number[]> };
+
 /** Counts of one id not yet in Redis: `n` of them, some with a request waiting for its place. */
 type Pending = { hash: string; field: string; limit: number; n: number; waiters: { place: number; answer(total: number | null): void }[] };
 
@@ -45,7 +55,9 @@ export class RateLimiter {
     private readonly prefix: string,
     private readonly limits: Config['rateLimits'],
     private readonly windowMs = 60_000,
-  ) {}
+  ) {
+    redis.defineCommand('addRateCounts', { numberOfKeys: 1, lua: ADD_COUNTS_LUA });
+  }
 
   async consume(kind: RateLimitKind, id: string): Promise<RateLimitAnswer | null> {
     const limit = this.limits[LIMIT_OF[kind]];
@@ -112,21 +124,46 @@ export class RateLimiter {
     this.sending = true;
     this.sent = this.pending;
     this.pending = new Map();
-    const batch = [...this.sent];
-    const pipeline = this.redis.pipeline();
-    for (const [, p] of batch) pipeline.hincrby(p.hash, p.field, p.n);
-    for (const hash of new Set(batch.map(([, p]) => p.hash))) pipeline.pexpire(hash, this.windowMs * 2);
-    const results = await pipeline.exec().catch(() => null);
+    const batch = [...this.sent.entries()];
+    const totals = await this.sendCounts(batch.map(([, p]) => p));
     this.sent = new Map();
     batch.forEach(([key, p], i) => {
-      const [err, after] = results?.[i] ?? [new Error('no answer')];
-      if (!err && Number(after) >= p.limit / 4) this.known.set(key, Number(after));
+      const after = totals[i] ?? null;
+      if (after !== null && after >= p.limit / 4) this.known.set(key, after);
       // The batch's n counts took the last n places below the new total, in the order they came.
-      for (const w of p.waiters) w.answer(err ? null : Number(after) - p.n + w.place);
+      for (const w of p.waiters) w.answer(after === null ? null : after - p.n + w.place);
     });
     this.sending = false;
     if ([...this.pending.values()].some((p) => p.waiters.length > 0)) void this.send();
     else if (this.pending.size > 0) this.flushSoon();
+  }
+
+  /**
+   * Adds the counts to Redis, one script call per window hash and SEND_CHUNK ids (a command per id
+   * cost the process more than the rest of a request); answers each id's new total, null on failure.
+   */
+  private async sendCounts(counts: Pending[]): Promise<(number | null)[]> {
+    const totals: (number | null)[] = new Array(counts.length).fill(null);
+    const byHash = new Map<string, number[]>();
+    counts.forEach((p, i) => {
+      const indexes = byHash.get(p.hash) ?? [];
+      if (indexes.length === 0) byHash.set(p.hash, indexes);
+      indexes.push(i);
+    });
+    const calls: Promise<void>[] = [];
+    for (const [hash, indexes] of byHash) {
+      for (let start = 0; start < indexes.length; start += SEND_CHUNK) {
+        const chunk = indexes.slice(start, start + SEND_CHUNK);
+        const args = chunk.flatMap((i) => [counts[i]!.field, counts[i]!.n]);
+        const call = (this.redis as CountingRedis)
+          .addRateCounts(hash, this.windowMs * 2, ...args)
+          .then((after) => chunk.forEach((i, j) => (totals[i] = Number(after[j]))))
+          .catch(() => {});
+        calls.push(call);
+      }
+    }
+    await Promise.all(calls);
+    return totals;
   }
 
   private flushSoon(): void {
