@@ -66,16 +66,18 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   // Records written through this process show in its next read at once, before their notification is back.
-  app.addHook('onSend', async (req, reply, payload) => {
+  // Hooks run on every request: plain callbacks, not async functions (a promise each).
+  app.addHook('onSend', (req, reply, payload, done) => {
     const wrote = req.method !== 'GET' && req.method !== 'HEAD' && reply.statusCode < 300;
     if (wrote && RECORD_WRITES.test(req.routeOptions.url ?? '')) services.recordChanges.changed();
-    return payload;
+    done(null, payload);
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe(
       { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
 
   // Two front doors to one click path: POST /clicks and the link host (GET on an attribution domain).

@@ -4,7 +4,7 @@ import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
 import { HttpError } from '../http/errors';
 import { todayUtc } from '../http/query';
-import { enforceRateLimits, type RateLimiter } from '../http/rate-limit';
+import { enforceRateLimit, type RateLimiter } from '../http/rate-limit';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { ApiKeys, apiKeyOf } from './auth';
 import { type CommonQuery, resolveScope, type Scope } from './params';
@@ -51,7 +51,7 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
   return async function open(req: FastifyRequest, reply: FastifyReply): Promise<DataContext> {
     const brandId = await apiKeys.brandIdFor(req);
     // Per API key (CONTRACT 10): counted once the key is known to be valid.
-    await enforceRateLimits(reply, rateLimiter, [['data_api', apiKeyOf(req)!]]);
+    await enforceRateLimit(reply, rateLimiter, 'data_api', apiKeyOf(req)!);
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);

@@ -12,10 +12,9 @@ export const LINGER = { ms: 5_000, bytes: 8 * 1024 * 1024 };
  * closes or LINGER runs out. Destroying the socket at once would make the kernel reset it, and a
  * client still sending would see the reset instead of the 413.
  */
-export async function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-  if (reply.statusCode !== 413) return payload;
+export function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const socket = req.raw.socket;
-  if (!socket || socket.destroyed) return payload;
+  if (reply.statusCode !== 413 || !socket || socket.destroyed) return done(null, payload);
   // Node calls destroySoon once the answer is written on a connection it closes.
   socket.destroySoon = () => {
     // Node's HTTP parser reads the socket natively and drops a refused body: no 'data' events to
@@ -31,5 +30,5 @@ export async function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyRep
     });
     socket.end(); // the client sees the 413 and our FIN; its own close then ends the socket
   };
-  return payload;
+  done(null, payload);
 }

@@ -175,15 +175,16 @@ export class RateLimiter {
 const passed = new WeakMap<FastifyReply, RateLimitAnswer[]>();
 
 /**
- * Applies limits to a JSON route: consumes each, sets `RateLimit-Limit`, `RateLimit-Remaining`
- * and `RateLimit-Reset` of the tightest (with those this request passed before), and refuses with
+ * Applies a limit to a JSON route: consumes it, sets `RateLimit-Limit`, `RateLimit-Remaining` and
+ * `RateLimit-Reset` of the tightest of it and those this request passed before, and refuses with
  * 429 `{"error":"rate_limited"}` and `Retry-After` when one is spent. No headers when no limit
  * applies (off, or Redis away).
  */
-export async function enforceRateLimits(reply: FastifyReply, limiter: RateLimiter, checks: [RateLimitKind, string][]): Promise<void> {
-  const fresh = (await Promise.all(checks.map(([kind, id]) => limiter.consume(kind, id)))).filter((a) => a !== null);
-  const answers = [...(passed.get(reply) ?? []), ...fresh];
-  if (answers.length === 0) return;
+export async function enforceRateLimit(reply: FastifyReply, limiter: RateLimiter, kind: RateLimitKind, id: string): Promise<void> {
+  const fresh = await limiter.consume(kind, id);
+  const before = passed.get(reply);
+  if (fresh === null && !before) return;
+  const answers = fresh === null ? before! : before ? [...before, fresh] : [fresh];
   passed.set(reply, answers);
   const refused = answers.filter((a) => !a.allowed);
   const shown = (refused.length ? refused : answers).reduce((a, b) => (b.remaining < a.remaining || (b.remaining === a.remaining && b.resetSeconds > a.resetSeconds) ? b : a));

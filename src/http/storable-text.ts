@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isStorableText, isStorableValue } from '../storable-text';
 import { HttpError } from './errors';
 
@@ -10,12 +10,13 @@ const notFoundCode = (url: string) => (url.startsWith('/api/webhooks/') ? 'unkno
  * invalid_parameter naming it (the Data API's shape, which portal and internal lists share);
  * a path id holding it answers 404, as an id no record can have.
  */
-export async function refuseUnstorableText(req: FastifyRequest): Promise<void> {
+export function refuseUnstorableText(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const params = (req.params ?? {}) as Record<string, unknown>;
-  if (!isStorableValue(params)) throw new HttpError(404, { error: notFoundCode(req.url) });
+  if (!isStorableValue(params)) return done(new HttpError(404, { error: notFoundCode(req.url) }));
   for (const [param, value] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
     if (!isStorableText(param) || !isStorableValue(value)) {
-      throw new HttpError(400, { error: 'invalid_parameter', param, message: 'text may not hold NUL or a lone UTF-16 surrogate' });
+      return done(new HttpError(400, { error: 'invalid_parameter', param, message: 'text may not hold NUL or a lone UTF-16 surrogate' }));
     }
   }
+  done();
 }

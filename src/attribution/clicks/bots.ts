@@ -1,5 +1,19 @@
 import { isbot } from 'isbot';
 
+/** Verdicts on recent user agents: a few thousand agents make most traffic, and isbot's list is one large regex. */
+const verdicts = new Map<string, boolean>();
+const MAX_VERDICTS = 4096;
+
+function isBotAgent(userAgent: string): boolean {
+  let verdict = verdicts.get(userAgent);
+  if (verdict === undefined) {
+    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+    verdict = isbot(userAgent);
+    verdicts.set(userAgent, verdict);
+  }
+  return verdict;
+}
+
 /**
  * Whether a visit is a crawler's, a link preview's or a browser prefetch (`Sec-Purpose`/`Purpose:
  * prefetch`) rather than a person's, by the `isbot` package's list (kept current through npm). No
@@ -7,5 +21,5 @@ import { isbot } from 'isbot';
  */
 export function isBotVisit(userAgent: string | null | undefined, purpose?: string | null): boolean {
   if (purpose && /\bprefetch\b/i.test(purpose)) return true;
-  return Boolean(userAgent?.trim()) && isbot(userAgent);
+  return Boolean(userAgent?.trim()) && isBotAgent(userAgent!);
 }

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
-import { enforceRateLimits } from '../../http/rate-limit';
+import { enforceRateLimit, type RateLimitKind } from '../../http/rate-limit';
 import { mountRoutes } from '../../http/route';
 import { clickRoutes } from './clicks.routes';
 import type { PublicDeps } from './deps';
@@ -34,13 +34,16 @@ export async function publicAttributionRoutes(app: FastifyInstance, deps: Public
   const routes = (...paths: string[]) => new Set(paths.map((path) => `${app.prefix}${path}`));
   const perIp = routes('/clicks', '/installs', '/events');
   const perPixelKey = routes('/installs', '/events');
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.method === 'POST' && perIp.has(req.routeOptions.url ?? '')) await enforceRateLimits(reply, deps.rateLimiter, [['public_ip', req.ip]]);
+  const limit = (reply: FastifyReply, kind: RateLimitKind, id: string, done: (err?: Error) => void) =>
+    enforceRateLimit(reply, deps.rateLimiter, kind, id).then(() => done(), done);
+  app.addHook('onRequest', (req, reply, done) => {
+    if (req.method === 'POST' && perIp.has(req.routeOptions.url ?? '')) limit(reply, 'public_ip', req.ip, done);
+    else done();
   });
-  app.addHook('preHandler', async (req, reply) => {
-    if (req.method !== 'POST' || !perPixelKey.has(req.routeOptions.url ?? '')) return;
-    const pixelKey = (req.body as { pixel_key?: unknown } | null)?.pixel_key;
-    if (typeof pixelKey === 'string' && pixelKey.trim()) await enforceRateLimits(reply, deps.rateLimiter, [['pixel_key', pixelKey.trim()]]);
+  app.addHook('preHandler', (req, reply, done) => {
+    const pixelKey = req.method === 'POST' && perPixelKey.has(req.routeOptions.url ?? '') ? (req.body as { pixel_key?: unknown } | null)?.pixel_key : undefined;
+    if (typeof pixelKey === 'string' && pixelKey.trim()) limit(reply, 'pixel_key', pixelKey.trim(), done);
+    else done();
   });
 
   // Each handler reads its body itself: SPEC 7 names a code per refused field.
