@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
@@ -14,7 +15,11 @@ export const LINGER = { ms: 5_000, bytes: 8 * 1024 * 1024 };
  */
 export function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const socket = req.raw.socket;
-  if (reply.statusCode !== 413 || !socket || socket.destroyed) return done(null, payload);
+  if (reply.statusCode === 413 && socket && !socket.destroyed) lingerOnClose(socket);
+  done(null, payload);
+}
+
+function lingerOnClose(socket: Socket): void {
   // Node calls destroySoon once the answer is written on a connection it closes.
   socket.destroySoon = () => {
     // Node's HTTP parser reads the socket natively and drops a refused body: no 'data' events to
@@ -30,5 +35,4 @@ export function lingerAfterTooLarge(req: FastifyRequest, reply: FastifyReply, pa
     });
     socket.end(); // the client sees the 413 and our FIN; its own close then ends the socket
   };
-  done(null, payload);
 }

@@ -157,7 +157,9 @@ export class RateLimiter {
         const args = chunk.flatMap((i) => [counts[i]!.field, counts[i]!.n]);
         const call = (this.redis as CountingRedis)
           .addRateCounts(hash, this.windowMs * 2, ...args)
-          .then((after) => chunk.forEach((i, j) => (totals[i] = Number(after[j]))))
+          .then((after) => {
+            for (const [j, i] of chunk.entries()) totals[i] = Number(after[j]);
+          })
           .catch(() => {});
         calls.push(call);
       }

@@ -11,12 +11,16 @@ const notFoundCode = (url: string) => (url.startsWith('/api/webhooks/') ? 'unkno
  * a path id holding it answers 404, as an id no record can have.
  */
 export function refuseUnstorableText(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  done(unstorableRefusal(req));
+}
+
+function unstorableRefusal(req: FastifyRequest): HttpError | undefined {
   const params = (req.params ?? {}) as Record<string, unknown>;
-  if (!isStorableValue(params)) return done(new HttpError(404, { error: notFoundCode(req.url) }));
+  if (!isStorableValue(params)) return new HttpError(404, { error: notFoundCode(req.url) });
   for (const [param, value] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
     if (!isStorableText(param) || !isStorableValue(value)) {
-      return done(new HttpError(400, { error: 'invalid_parameter', param, message: 'text may not hold NUL or a lone UTF-16 surrogate' }));
+      return new HttpError(400, { error: 'invalid_parameter', param, message: 'text may not hold NUL or a lone UTF-16 surrogate' });
     }
   }
-  done();
+  return undefined;
 }
