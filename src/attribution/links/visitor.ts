@@ -44,7 +44,15 @@ export function withQueryParams(url: string, params: Record<string, string>): st
   } catch {
     return url;
   }
-  for (const [key, value] of Object.entries(params)) if (value) parsed.searchParams.set(key, value);
+  // One query rewrite: each URL.searchParams.set would serialize the whole URL again.
+  const search = new URLSearchParams(parsed.search);
+  let changed = false;
+  for (const [key, value] of Object.entries(params)) {
+    if (!value) continue;
+    search.set(key, value);
+    changed = true;
+  }
+  if (changed) parsed.search = search.toString();
   return parsed.toString();
 }
 
