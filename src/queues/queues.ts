@@ -29,11 +29,11 @@ function factJob(kind: FactKind, data: FactJobData) {
 }
 
 /**
- * Adds are group-committed per kind: while one is on its way to Redis the next gathers rows.
- * Outbox kinds (answered before their add) also gather 20 ms first; clicks, whose answers wait,
- * do not: a pause lowers a loaded server's throughput and raises its CPU per click (docs/benchmarks.md).
+ * Adds are group-committed per kind (while one is on its way to Redis the next gathers rows), and
+ * each kind first gathers a little: outbox kinds (answered before their add) 20 ms; clicks, whose
+ * answers wait, 1 ms (longer costs throughput, none makes jobs too small for the workers to keep up).
  */
-const LINGER_MS: Record<FactKind, number> = { clicks: 0, placements: 0, placement_metrics: 0, installs: 20, ledger: 20, creators: 20 };
+const LINGER_MS: Record<FactKind, number> = { clicks: 1, placements: 0, placement_metrics: 0, installs: 20, ledger: 20, creators: 20 };
 const MAX_ROWS_PER_JOB = 2000;
 
 export type QueueState = { counts: Record<string, number>; oldestWaitingSeconds: number; oldestOpenSeconds: number };
