@@ -45,6 +45,9 @@ export function outboxOf(writer: FactWriter): Outbox | undefined {
 
 type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): void };
 
+/** Jobs per batch at most; a worker holds twice as many (BullMQ's concurrency). */
+const JOBS_PER_BATCH = 256;
+
 /**
  * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
  * its rows. Nothing counts twice: a dedup token from the job ids, rows of a possible replay checked
@@ -89,7 +92,7 @@ export class BatchWorker {
     this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
-      concurrency: 256,
+      concurrency: 2 * JOBS_PER_BATCH,
       // A worker killed mid-batch holds its jobs' locks until they expire: short locks and
       // frequent stall checks hand them to a live worker within ~15 s. Stalling is not the
       // job's fault (the batch was never acknowledged), so it may stall many times.
@@ -121,7 +124,9 @@ export class BatchWorker {
     return new Promise<void>((resolve, reject) => {
       this.batch.push({ job, resolve, reject });
       this.batchRows += job.data.rows.length;
-      if (this.batchRows >= this.maxRows) this.flush();
+      // A hand of JOBS_PER_BATCH jobs is written at once: the worker holds at most twice that,
+      // so it fetches the next hand meanwhile; waiting for maxWaitMs would only leave it idle.
+      if (this.batchRows >= this.maxRows || this.batch.length >= JOBS_PER_BATCH) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.maxWaitMs);
     });
   }
