@@ -33,6 +33,8 @@ export type FactWriter<Row extends FactRow = FactRow> = {
   lands?: { area: FactArea; brands(rows: Row[], ctx: WriterContext): Promise<string[] | 'every brand'> | string[] | 'every brand' };
   maxRows?: number;
   maxWaitMs?: number;
+  /** Jobs per batch at most (1,024): a worker holds twice as many and fetches the next hand while one is written. */
+  maxJobs?: number;
 };
 
 /** The outbox a writer confirms, with the id column it is checked by; a writer with an outbox needs an outbox kind and an id column. */
@@ -44,9 +46,6 @@ export function outboxOf(writer: FactWriter): Outbox | undefined {
 }
 
 type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): void };
-
-/** Jobs per batch at most; a worker holds twice as many (BullMQ's concurrency). */
-const JOBS_PER_BATCH = 256;
 
 /**
  * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
@@ -63,6 +62,7 @@ export class BatchWorker {
   private chain: Promise<void> = Promise.resolve();
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
+  private readonly maxJobs: number;
   private readonly outbox: Outbox | undefined;
   /**
    * When Redis loses its data (emptied, restarted without its append-only file, failed over),
@@ -86,13 +86,14 @@ export class BatchWorker {
   ) {
     this.maxRows = writer.maxRows ?? 20_000;
     this.maxWaitMs = writer.maxWaitMs ?? 500;
+    this.maxJobs = writer.maxJobs ?? 1024;
     this.outbox = outboxOf(writer);
     // The series exists from the start, so /metrics shows 0 and an alert sees the first failure.
     batchFailures.inc({ kind: writer.kind }, 0);
     this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
-      concurrency: 2 * JOBS_PER_BATCH,
+      concurrency: 2 * this.maxJobs,
       // A worker killed mid-batch holds its jobs' locks until they expire: short locks and
       // frequent stall checks hand them to a live worker within ~15 s. Stalling is not the
       // job's fault (the batch was never acknowledged), so it may stall many times.
@@ -124,9 +125,8 @@ export class BatchWorker {
     return new Promise<void>((resolve, reject) => {
       this.batch.push({ job, resolve, reject });
       this.batchRows += job.data.rows.length;
-      // A hand of JOBS_PER_BATCH jobs is written at once: the worker holds at most twice that,
-      // so it fetches the next hand meanwhile; waiting for maxWaitMs would only leave it idle.
-      if (this.batchRows >= this.maxRows || this.batch.length >= JOBS_PER_BATCH) this.flush();
+      // A full hand is written at once: waiting out maxWaitMs would leave the worker idle.
+      if (this.batchRows >= this.maxRows || this.batch.length >= this.maxJobs) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.maxWaitMs);
     });
   }

@@ -140,9 +140,9 @@ describe('batch workers', () => {
   });
   it('writes a full hand of jobs at once instead of waiting out its gathering time', async () => {
     const connection = createRedis(t.config.redisUrl, 'worker');
-    // Gathering for a minute: before that only a full hand (256 jobs) is written.
+    // Gathering for a minute: before that only a full hand (8 jobs) is written.
     const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 60_000 },
+      { kind: 'placements', table: 'placements', maxWaitMs: 60_000, maxJobs: 8 },
       { warehouse: t.services.warehouse, db: t.services.db },
       connection,
       t.config.queuePrefix,
@@ -151,15 +151,15 @@ describe('batch workers', () => {
     const written = async () =>
       (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'hand')"))[0]!.n;
     try {
-      for (let job = 0; job < 259; job++) await postPlacements(t, placements(`hand${job}`, 1));
-      expect(await eventually(written, (n) => n === 256)).toBe(256);
+      for (let job = 0; job < 19; job++) await postPlacements(t, placements(`hand${job}`, 1));
+      expect(await eventually(written, (n) => n === 16)).toBe(16);
       const counts = await eventually(
         () => t.services.queues.counts(),
         (c) => c.placements.active === 3,
       );
       expect(counts.placements.waiting).toBe(0);
       await worker.drain();
-      expect(await written()).toBe(259);
+      expect(await written()).toBe(19);
     } finally {
       await worker.close();
       await connection.quit();
