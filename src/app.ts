@@ -65,8 +65,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // A 413 closes with a lingering close, so a client still sending sees the status, not a reset.
   app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
+  // The hooks every request runs are plain callbacks, not async functions (a promise each).
   // Records written through this process show in its next read at once, before their notification is back.
-  // Hooks run on every request: plain callbacks, not async functions (a promise each).
   app.addHook('onSend', (req, reply, payload, done) => {
     const wrote = req.method !== 'GET' && req.method !== 'HEAD' && reply.statusCode < 300;
     if (wrote && RECORD_WRITES.test(req.routeOptions.url ?? '')) services.recordChanges.changed();
