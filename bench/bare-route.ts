@@ -7,5 +7,7 @@ import Fastify from 'fastify';
 const answers = JSON.parse(process.env.BARE_ANSWERS ?? '{}') as Record<string, unknown>;
 const app = Fastify({ logger: false });
 for (const [path, answer] of Object.entries(answers)) app.post(path, async () => answer);
+// How bench/service-process.ts knows it is up.
+app.get('/healthz', async () => ({ ok: true }));
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));

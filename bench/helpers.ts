@@ -20,6 +20,9 @@ export function percentile(values: number[], p: number): number {
   return round(sorted[idx] ?? 0);
 }
 
+/** A phone's user agent for the benches' clicks. */
+export const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
+
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /**

@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-import { signAdminToken } from '../src/http/admin-auth';
 import { RateLimiter } from '../src/http/rate-limit';
 import { benchEnvironment } from './environment';
-import { round, seedWebLink } from './helpers';
-import { type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startServiceProcess } from './service-process';
+import { IPHONE, round, seedWebLink } from './helpers';
+import { adminPostJson, type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
 /**
@@ -26,7 +23,6 @@ const WARMUP_S = 2;
 const CONNECTIONS = 50;
 const TARGET = { clicks: 3.5, installs: 4.5, events: 4.5 };
 const TARGET_P99_MS = 50;
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
 type Kind = keyof typeof TARGET;
 type Request = { method: string; path: string; headers: Record<string, string>; body?: string };
@@ -68,38 +64,6 @@ const loadOf = (base: string, path: string, body: () => object, seconds: number)
   return { answered: r['2xx'], duration: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
 };
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-
-/** The bare route in a process of its own, answering each path with the service's own answer. */
-async function startBareRoute(answers: Record<string, unknown>): Promise<{ base: string; child: ChildProcess; stop(): Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-route.ts'], {
-    env: { ...process.env, PORT: String(port), BARE_ANSWERS: JSON.stringify(answers) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    const up = await fetch(`${base}/nothing`).then(() => true, () => false);
-    if (up) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    base,
-    child,
-    async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
 /** `npm run bench -- ingestion-cpu-clicks` (or -installs, -events) runs that load alone (with the limiter's cost). */
 const selectedKinds = (filter: string | undefined) => {
   const named = (Object.keys(TARGET) as Kind[]).filter((kind) => filter && `ingestion-cpu-${kind}`.includes(filter));
@@ -109,67 +73,65 @@ const selectedKinds = (filter: string | undefined) => {
 const bench: Bench = async (emit, filter) => {
   const kinds = selectedKinds(filter);
   const env = benchEnvironment('ingestcpu');
-  // One machine names its clients with X-Forwarded-For (CONTRACT 10): the service trusts this address.
-  const service = await startServiceProcess(env.config, { TRUST_PROXY: '127.0.0.1' });
-  let bare: Awaited<ReturnType<typeof startBareRoute>> | undefined;
+  let service: ServiceProcess | undefined;
+  let bare: ServiceProcess | undefined;
   try {
-    const brand = await setUpBrand(service.base, env.config.adminJwtSecret);
+    // One machine names its clients with X-Forwarded-For (CONTRACT 10): the service trusts this address.
+    service = await startServiceProcess(env.config, { TRUST_PROXY: '127.0.0.1' });
+    const { brand, hostname } = await seedWebLink(adminPostJson(service.base, env.config.adminJwtSecret));
+    const { click_token: clickToken } = await postJson(service.base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
     const bodies: Record<Kind, () => object> = {
-      clicks: () => ({ domain: brand.hostname, slug: 'maya', query: 'utm_source=tiktok&utm_campaign=launch', user_agent: IPHONE, country: 'US', ip: '203.0.113.7' }),
-      installs: () => ({ pixel_key: brand.pixelKey, install_id: randomUUID(), platform: 'ios', clipboard_token: brand.clickToken, app_version: '2.4.1' }),
-      events: () => ({ pixel_key: brand.pixelKey, event_type: 'purchase', transaction_id: randomUUID(), click_token: brand.clickToken, amount: 19.99, currency: 'EUR' }),
+      clicks: () => ({ domain: hostname, slug: 'maya', query: 'utm_source=tiktok&utm_campaign=launch', user_agent: IPHONE, country: 'US', ip: '203.0.113.7' }),
+      installs: () => ({ pixel_key: brand.pixel_key, install_id: randomUUID(), platform: 'ios', clipboard_token: clickToken, app_version: '2.4.1' }),
+      events: () => ({ pixel_key: brand.pixel_key, event_type: 'purchase', transaction_id: randomUUID(), click_token: clickToken, amount: 19.99, currency: 'EUR' }),
     };
     const path = (kind: Kind) => `/api/public/attribution/${kind}`;
+    // The bare route answers each path with the service's own answer.
     const answers: Record<string, unknown> = {};
     for (const kind of Object.keys(TARGET) as Kind[]) answers[path(kind)] = await postJson(service.base, path(kind), bodies[kind]());
-    bare = await startBareRoute(answers);
+    bare = await startProcess(['bench/bare-route.ts'], { BARE_ANSWERS: JSON.stringify(answers) });
 
-    /** Slices of the service's and the bare route's load of one kind, alternating. */
-    const compare = async (running: ServiceProcess, kind: Kind) => {
+    let bareUs = 0;
+    for (const kind of kinds) {
+      // Slices of the service's and the bare route's load, alternating.
+      const slice = (running: ServiceProcess, seconds: number) => cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], seconds));
       const served: CpuSlice[] = [];
       const ceiling: CpuSlice[] = [];
-      await cpuSlice(bare!.child, loadOf(bare!.base, path(kind), bodies[kind], WARMUP_S));
-      await cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], WARMUP_S));
+      await slice(bare, WARMUP_S);
+      await slice(service, WARMUP_S);
       for (let i = 0; i < ROUNDS; i++) {
-        ceiling.push(await cpuSlice(bare!.child, loadOf(bare!.base, path(kind), bodies[kind], SLICE_S)));
-        served.push(await cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], SLICE_S)));
+        ceiling.push(await slice(bare, SLICE_S));
+        served.push(await slice(service, SLICE_S));
       }
-      return { served: cpuFigures(served), ceiling: cpuFigures(ceiling) };
-    };
-
-    const results: { kind: Kind; served: ReturnType<typeof cpuFigures>; ceiling: ReturnType<typeof cpuFigures> }[] = [];
-    for (const kind of kinds) results.push({ kind, ...(await compare(service, kind)) });
-    for (const { kind, served, ceiling } of results) {
+      const [servedFigures, ceilingFigures] = [cpuFigures(served), cpuFigures(ceiling)];
+      bareUs ||= ceilingFigures.cpu_per_request_us;
       emit({
         name: `ingestion-cpu-${kind}`,
-        ...served,
-        baseline: { ...ceiling },
-        ratio: round(served.cpu_per_request_us / ceiling.cpu_per_request_us),
+        ...servedFigures,
+        baseline: ceilingFigures,
+        ratio: round(servedFigures.cpu_per_request_us / ceilingFigures.cpu_per_request_us),
         target_ratio: TARGET[kind],
         target_p99_ms: TARGET_P99_MS,
         log_level: env.config.logLevel,
       });
     }
 
-    // The limiter's share of a request: against the bare route's whole cost, measured in this run.
+    // The limiter's share of a request, against the bare route's whole cost measured in this run; issue 21 asks it reported, with no target.
     const limiter = await limiterCost(env.config);
-    const bareUs = results[0]!.ceiling.cpu_per_request_us;
-    emit({ name: 'ingestion-cpu-limiter', ...limiter, baseline: { bare_route_cpu_per_request_us: bareUs }, ratio: round(limiter.limiter_cpu_per_request_us / bareUs) });
+    emit({
+      name: 'ingestion-cpu-limiter',
+      ...limiter,
+      baseline: { bare_route_cpu_per_request_us: bareUs },
+      ratio: round(limiter.limiter_cpu_per_request_us / bareUs),
+      target: 'reported only (issue 21, item 4)',
+    });
   } finally {
     await bare?.stop();
-    await service.stop();
+    await service?.stop();
     await env.remove();
   }
 };
 export default bench;
-
-/** A brand with a web link `maya` and one click token on it, made through the internal and public endpoints. */
-async function setUpBrand(base: string, adminSecret: string) {
-  const authorization = `Bearer ${signAdminToken(adminSecret)}`;
-  const { brand, hostname } = await seedWebLink((p, body) => postJson(base, p, body, { authorization }));
-  const click = await postJson(base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
-  return { hostname, pixelKey: brand.pixel_key as string, clickToken: click.click_token as string };
-}
 
 /** Redis's own CPU so far, in µs (INFO cpu). */
 async function redisCpuUs(redis: Redis): Promise<number> {

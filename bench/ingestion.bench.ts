@@ -6,7 +6,7 @@ import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { startWorkerThread, type Workers } from '../workers';
-import { percentile, round, seedWebLink } from './helpers';
+import { IPHONE, percentile, round, seedWebLink } from './helpers';
 import { benchEnvironment, benchLogger } from './environment';
 import type { Bench } from './run';
 
@@ -50,7 +50,6 @@ type LoadOptions = {
 };
 const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
 
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
 /** Requests answered per second in one slice. */
 const rate = (r: LoadResult) => r.requests.total / r.duration;

@@ -1,8 +1,7 @@
 import { createRequire } from 'node:module';
-import { signAdminToken } from '../src/http/admin-auth';
 import { benchEnvironment } from './environment';
-import { round, seedWebLink } from './helpers';
-import { type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startServiceProcess } from './service-process';
+import { IPHONE, round, seedWebLink } from './helpers';
+import { adminPostJson, type CpuSlice, cpuFigures, cpuSlice, type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
 /**
@@ -17,7 +16,6 @@ const SLICE_S = 4;
 const WARMUP_S = 2;
 const CONNECTIONS = 50;
 const TARGET_RATIO = 1.2;
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
 type LoadResult = { '2xx': number; '3xx': number; non2xx: number; errors: number; duration: number; latency: { p50: number; p99: number } };
 type LoadOptions = { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; connections: number; duration: number; workers: number };
@@ -35,11 +33,12 @@ const slice = (service: ServiceProcess, opts: Omit<LoadOptions, 'connections' | 
 const bench: Bench = async (emit) => {
   const env = benchEnvironment('linkhost');
   const { config } = env;
-  // As `npm start` runs: default log level, one process; one load generator on one address, so the per-IP limit is off.
-  const service = await startServiceProcess(config, { RATE_LIMIT_PUBLIC_IP: '0' });
-  const { base } = service;
+  let service: ServiceProcess | undefined;
   try {
-    const hostname = await setUpLinks(base, config.adminJwtSecret);
+    // As `npm start` runs: default log level, one process; one load generator on one address, so the per-IP limit is off.
+    service = await startServiceProcess(config, { RATE_LIMIT_PUBLIC_IP: '0' });
+    const { base } = service;
+    const { hostname } = await seedWebLink(adminPostJson(base, config.adminJwtSecret));
     const loads = {
       post: {
         url: `${base}/api/public/attribution/clicks`,
@@ -71,14 +70,8 @@ const bench: Bench = async (emit) => {
       target_ratio: TARGET_RATIO,
     });
   } finally {
-    await service.stop();
+    await service?.stop();
     await env.remove();
   }
 };
 export default bench;
-
-/** A brand with a vanity domain and a web link `maya`, made through the internal endpoints; answers the domain. */
-async function setUpLinks(base: string, adminSecret: string): Promise<string> {
-  const authorization = `Bearer ${signAdminToken(adminSecret)}`;
-  return (await seedWebLink((path, body) => postJson(base, path, body, { authorization }))).hostname;
-}

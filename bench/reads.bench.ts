@@ -3,7 +3,7 @@ import type { EventEmitter } from 'node:events';
 import { buildApp } from '../src/app';
 import { closeServices, createServices, migrate } from '../src/services';
 import { benchEnvironment, benchLogger } from './environment';
-import { adminPost, percentile, round } from './helpers';
+import { adminPost, IPHONE, percentile, round } from './helpers';
 import { type BenchBrand, seedPlacements, setUpBrand } from './placements-seed';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
@@ -20,11 +20,11 @@ export const names = ['reads-small', 'reads-large', 'dashboards'];
 const LARGE = { placements: 10_000, days: 365, creators: 1_000 };
 const SMALL_TARGET = { p50_ms: 5 };
 const LARGE_TARGET = { p50_ms: 20, p95_ms: 50 };
-const DASHBOARD_TARGET = { p95_ms: 100, clicks_p99_ms: 50 };
+const DASHBOARD_TARGET = { p95_ms: 100 };
+const DASHBOARDS_WITH_CLICKS_TARGET = { p95_ms: 100, clicks_p99_ms: 50 };
 const DASHBOARD_CLIENTS = 16;
 const DASHBOARD_S = 10;
 const CLICKS_RPS = 1500;
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148';
 
 type LoadOptions = {
   url: string;
@@ -50,9 +50,9 @@ async function load(opts: LoadOptions) {
   });
   const result = await run;
   return {
-    answered: latencies.length,
-    failed: failed + result.errors,
-    rps: round(latencies.length / result.duration, 0),
+    answers: latencies.length,
+    failed_requests: failed + result.errors,
+    answers_rps: round(latencies.length / result.duration, 0),
     p50_ms: percentile(latencies, 50),
     p95_ms: percentile(latencies, 95),
     p99_ms: percentile(latencies, 99),
@@ -139,7 +139,7 @@ const bench: Bench = async (emit, filter) => {
     }
     for (const [name, on] of Object.entries(figures.on!)) {
       const off = figures.off![name]!;
-      const target = name.startsWith('reads-small') ? SMALL_TARGET : name.startsWith('reads-large') ? LARGE_TARGET : DASHBOARD_TARGET;
+      const target = name.startsWith('reads-small') ? SMALL_TARGET : name.startsWith('reads-large') ? LARGE_TARGET : name === 'dashboards' ? DASHBOARD_TARGET : DASHBOARDS_WITH_CLICKS_TARGET;
       emit({ name, ...on, target, baseline: { read_cache_mb: 0, ...off }, ratio: round(off.p50_ms! / on.p50_ms!, 1) });
     }
   } finally {
@@ -156,9 +156,10 @@ export default bench;
  */
 async function seed(config: ReturnType<typeof benchEnvironment>['config'], log: ReturnType<typeof benchLogger>, large: boolean): Promise<Fixture> {
   const services = await createServices(config, log);
+  let app: Awaited<ReturnType<typeof buildApp>> | undefined;
   try {
     await migrate(services);
-    const app = await buildApp(services);
+    app = await buildApp(services);
     const post = adminPost(app, config.adminJwtSecret);
     const brand = await post('/api/internal/brands', { name: 'Small' });
     const { key } = await post(`/api/internal/brands/${brand.id}/api-keys`, {});
@@ -188,9 +189,9 @@ async function seed(config: ReturnType<typeof benchEnvironment>['config'], log: 
       const firstDay = new Date(Date.now() - (LARGE.days + 30) * 86_400_000).toISOString().slice(0, 10);
       await seedPlacements(services, largeBrand, firstDay, LARGE);
     }
-    await app.close();
     return { small: { key, cookie }, large: largeBrand, clickDomain };
   } finally {
+    await app?.close();
     await closeServices(services);
   }
 }
@@ -252,9 +253,9 @@ async function measure(base: string, f: Fixture, selected: string[]) {
     const [beside, clickLoad] = await Promise.all([dashboards(), clicks()]);
     out['dashboards-with-clicks'] = {
       ...beside,
-      clicks_rps: clickLoad.rps,
+      clicks_rps: clickLoad.answers_rps,
       clicks_p99_ms: clickLoad.p99_ms,
-      clicks_failed: clickLoad.failed,
+      clicks_failed_requests: clickLoad.failed_requests,
     };
   }
   return out;

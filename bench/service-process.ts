@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { Config } from '../src/config';
+import { signAdminToken } from '../src/http/admin-auth';
+import { freePort } from '../test/helpers/free-port';
 import { percentile, round } from './helpers';
 
 /**
@@ -12,41 +13,20 @@ import { percentile, round } from './helpers';
 
 export type ServiceProcess = { base: string; child: ChildProcess; stop(): Promise<void> };
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-
-/** Starts `src/main.ts all` on the bench environment's stores; resolves once /healthz answers. */
-export async function startServiceProcess(config: Config, env: Record<string, string> = {}): Promise<ServiceProcess> {
+/**
+ * A Node process running `script` (through tsx) on a free port of 127.0.0.1, resolved once its
+ * /healthz answers 200; stopped again, and the error thrown, when it exits or stays silent for 60 s.
+ */
+export async function startProcess(script: string[], env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: config.databaseUrl,
-      CLICKHOUSE_DATABASE: config.clickhouseDatabase,
-      DATA_DIR: config.dataDir,
-      QUEUE_PREFIX: config.queuePrefix,
-      ADMIN_JWT_SECRET: config.adminJwtSecret,
-      SECRET_KEY: config.secretKey,
-      PUBLIC_BASE_URL: config.publicBaseUrl,
-      DEMO: '0',
-      LOG_LEVEL: config.logLevel,
-      ...env,
-    },
+  const child = spawn(process.execPath, ['--import', 'tsx', ...script], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
   try {
@@ -58,15 +38,32 @@ export async function startServiceProcess(config: Config, env: Record<string, st
   return { base, child, stop };
 }
 
+/** Starts `src/main.ts all` on the bench environment's stores; resolves once /healthz answers. */
+export function startServiceProcess(config: Config, env: Record<string, string> = {}): Promise<ServiceProcess> {
+  return startProcess(['src/main.ts', 'all'], {
+    NODE_ENV: 'development',
+    DATABASE_URL: config.databaseUrl,
+    CLICKHOUSE_DATABASE: config.clickhouseDatabase,
+    DATA_DIR: config.dataDir,
+    QUEUE_PREFIX: config.queuePrefix,
+    ADMIN_JWT_SECRET: config.adminJwtSecret,
+    SECRET_KEY: config.secretKey,
+    PUBLIC_BASE_URL: config.publicBaseUrl,
+    DEMO: '0',
+    LOG_LEVEL: config.logLevel,
+    ...env,
+  });
+}
+
 async function ready(base: string, child: ChildProcess): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before answering /healthz`);
+    if (child.exitCode !== null) throw new Error(`${child.spawnargs.at(-1)} exited with ${child.exitCode} before answering /healthz`);
     const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
     if (ok) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  throw new Error('the service did not answer /healthz within 60 s');
+  throw new Error(`${child.spawnargs.at(-1)} did not answer /healthz within 60 s`);
 }
 
 /** POSTs JSON to a running service and answers the parsed body; a refusal throws. */
@@ -74,6 +71,12 @@ export async function postJson(base: string, path: string, body: object, headers
   const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   return res.json() as Promise<Record<string, unknown>>;
+}
+
+/** postJson with an admin JWT, for the internal endpoints. */
+export function adminPostJson(base: string, adminJwtSecret: string) {
+  const authorization = `Bearer ${signAdminToken(adminJwtSecret)}`;
+  return (path: string, body: object) => postJson(base, path, body, { authorization });
 }
 
 /** Busy jiffies of the whole machine (first line of /proc/stat). */
