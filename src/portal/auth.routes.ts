@@ -45,7 +45,11 @@ export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
         await limits.giveBack(req).catch(() => {});
         throw err;
       }
-      if (!user || !ok) throw new HttpError(401, { error: 'invalid_credentials' });
+      if (!user || !ok) {
+        // The 401 stands even if Redis fails here: the attempt is already counted.
+        await limits.failed(req).catch(() => {});
+        throw new HttpError(401, { error: 'invalid_credentials' });
+      }
       await limits.giveBack(req);
       const expiresAt = await openSession(db, reply, user);
       return {

@@ -11,11 +11,13 @@ import { sha256 } from '../secrets';
  */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
 
-// Takes one attempt: the counter starts its window on the first one, and again on the one that
-// spends it, so the lock lasts the whole window from the last failure allowed (CONTRACT 10).
+// Takes one attempt; the counter's window starts on the first.
 const TAKE = `local n = redis.call('INCR', KEYS[1])
-if n == 1 or n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}`;
+// After a wrong password: the failure that spends the limit starts the lock's whole window (CONTRACT
+// 10). Only then: an attempt given back (a right password) must not push earlier failures' window out.
+const FAILED = `if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end`;
 const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
 // Gives one back, never below zero and without touching the window.
 const GIVE_BACK = `if tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then redis.call('DECR', KEYS[1]) end`;
@@ -25,6 +27,8 @@ export type LoginLimits = {
   take(req: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** Gives the attempts back after a successful login: only failures count. */
   giveBack(req: FastifyRequest): Promise<void>;
+  /** After a wrong password: a counter it spent is locked for the whole window from now. */
+  failed(req: FastifyRequest): Promise<void>;
 };
 
 /**
@@ -37,8 +41,7 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
   // The plugin's store contract, with counters that can be given back.
   class LoginAttemptStore implements FastifyRateLimitStore {
     incr(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void, timeWindow: number) {
-      const max = key.startsWith('account:') ? LOGIN_LIMITS.perAccount : LOGIN_LIMITS.perIp;
-      redis.eval(TAKE, 1, redisKey(key), timeWindow, max).then((r) => done(null, counter(r)), done);
+      redis.eval(TAKE, 1, redisKey(key), timeWindow).then((r) => done(null, counter(r)), done);
     }
     read(key: string, done: (err: Error | null, res?: { current: number; ttl: number }) => void) {
       redis.eval(READ, 1, redisKey(key)).then((r) => done(null, counter(r)), done);
@@ -53,9 +56,9 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
   const ipKey = (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}`;
   const accountKey = (req: FastifyRequest) => `account:${sha256((req.body as { email: string }).email.trim().toLowerCase())}:${ipKey(req)}`;
   const limiters = [
-    { keyOf: accountKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perAccount, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: accountKey }) },
-    { keyOf: ipKey, limit: app.createRateLimit({ max: LOGIN_LIMITS.perIp, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: ipKey }) },
-  ];
+    { keyOf: accountKey, max: LOGIN_LIMITS.perAccount },
+    { keyOf: ipKey, max: LOGIN_LIMITS.perIp },
+  ].map((l) => ({ ...l, limit: app.createRateLimit({ max: l.max, timeWindow: LOGIN_LIMITS.windowMs, keyGenerator: l.keyOf }) }));
   const giveBackAll = (req: FastifyRequest) => Promise.all(limiters.map((l) => redis.eval(GIVE_BACK, 1, redisKey(l.keyOf(req)))));
 
   return {
@@ -70,6 +73,9 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
     },
     async giveBack(req) {
       await giveBackAll(req);
+    },
+    async failed(req) {
+      await Promise.all(limiters.map((l) => redis.eval(FAILED, 1, redisKey(l.keyOf(req)), LOGIN_LIMITS.windowMs, l.max)));
     },
   };
 }

@@ -77,6 +77,16 @@ describe('login rate limits', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(LOGIN_LIMITS.windowMs / 1000 - 60);
   });
 
+  it('a right password one failure short of the lock neither locks nor pushes the earlier failures\' window out', async () => {
+    const address = '10.0.7.2';
+    for (let i = 0; i < LOGIN_LIMITS.perAccount - 1; i++) expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401);
+    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(address));
+    await t.services.redis.pexpire(key!, 60_000);
+    for (let i = 0; i < 3; i++) expect((await login('late@acme.test', PORTAL_PASSWORD, address)).statusCode).toBe(200);
+    expect(await t.services.redis.get(key!)).toBe(String(LOGIN_LIMITS.perAccount - 1));
+    expect(await t.services.redis.pttl(key!)).toBeLessThanOrEqual(60_000);
+  });
+
   it("keeps its counters under the deployment's key prefix", async () => {
     const keys = await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:*`);
     expect(keys.some((k) => k.includes(':account:'))).toBe(true);
