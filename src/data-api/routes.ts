@@ -76,8 +76,13 @@ const operationId = (path: string) => path.replace(/^\//, '').replace(/[/.]/g, '
  * An answer as JSON text cut just before the value of `meta.generated_at` (which stringify puts
  * last): cached once, and each request that sends it adds its own time (stamped).
  */
-const stampable = (answer: { data: unknown; pagination?: unknown; meta: Meta }) =>
-  JSON.stringify({ ...answer, meta: { ...answer.meta, generated_at: '' } }).slice(0, -'"}}'.length);
+const STAMP_END = '"generated_at":""}}';
+const stampable = (answer: { data: unknown; pagination?: unknown; meta: Meta }) => {
+  const text = JSON.stringify({ ...answer, meta: { ...answer.meta, generated_at: '' } });
+  // A reordered envelope would cache broken JSON for every client: refuse it here instead.
+  if (!text.endsWith(STAMP_END)) throw new Error('meta.generated_at must be the last field of the answer');
+  return text.slice(0, -'"}}'.length);
+};
 const stamped = (cut: string) => `${cut}${new Date().toISOString()}"}}`;
 
 /** A JSON endpoint: its answer enveloped with the request's meta (SPEC 2.1). */

@@ -74,7 +74,7 @@ export class RateLimiter {
     const key = `${hash} ${field}`;
     const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
     const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2;
-    const total = local ? this.countLater(key, hash, field, limit) : await this.count(key, hash, field, limit);
+    const total = local ? this.countLater(seen, key, hash, field, limit) : await this.count(key, hash, field, limit);
     if (total === null) return null;
     return {
       allowed: total <= limit,
@@ -94,11 +94,11 @@ export class RateLimiter {
     return p;
   }
 
-  /** Counted now, sent with the next flush: this request's place as far as this process knows. */
-  private countLater(key: string, hash: string, field: string, limit: number): number {
-    const p = this.take(key, hash, field, limit);
+  /** Counted now, sent with the next flush: this request's place as far as this process knows (`seen` before it). */
+  private countLater(seen: number, key: string, hash: string, field: string, limit: number): number {
+    this.take(key, hash, field, limit);
     this.flushSoon();
-    return (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + p.n;
+    return seen + 1;
   }
 
   /** This request's place in the key's window as Redis counts it; null when Redis did not answer in time. */
