@@ -28,7 +28,7 @@ const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you fo
 export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
   const unqueued = new RepeatedLog(deps.log, 'warn', 'could not queue link-host clicks; visitors are served without a click token');
   app.addHook('onRequest', async (req, reply) => {
-    const domain = await deps.hosts.match(req.host);
+    const domain = await deps.hosts.match(visitedHost(req));
     if (!domain) return;
     await serveVisit(req, reply, domain, { ...deps, unqueued });
     return reply;
@@ -45,7 +45,7 @@ type VisitDeps = LinkHostDeps & { unqueued: RepeatedLog };
  */
 export function unroutableUrl(hosts: AttributionHosts) {
   return async (_err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    if (await hosts.match(req.host)) {
+    if (await hosts.match(visitedHost(req))) {
       sendPage(reply.header('cache-control', 'no-store'), 404, NOT_ACTIVE());
       return;
     }
@@ -118,10 +118,18 @@ async function answerVisit(req: FastifyRequest, link: ServedLink, visit: Visit, 
 
 type Target = { slug: string; query: string } | 'robots' | 'reserved' | null;
 
+/** A request target in absolute form (`GET http://maya.link/spring`, as sent to a proxy): scheme and authority. */
+const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\/(?:[^/?#@]*@)?([^/?#]*)/i;
+
+/** The host a request visits: the absolute form's authority, which HTTP/1.1 puts before Host (RFC 9112 3.2.2), else Host. */
+function visitedHost(req: FastifyRequest): string {
+  return ABSOLUTE_FORM.exec(req.url)?.[1] ?? req.host;
+}
+
 /** The slug and raw query of a request URL; null for a path no link can have (malformed, NUL, too long). */
 function visitTarget(requestTarget: string): Target {
-  // HTTP/1.1 servers must take the absolute form (`GET http://maya.link/spring`) too: its path is the slug.
-  const url = requestTarget.replace(/^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i, '');
+  // HTTP/1.1 servers must take the absolute form too: its path is the slug.
+  const url = requestTarget.replace(ABSOLUTE_FORM, '');
   const q = url.indexOf('?');
   const rawPath = q < 0 ? url : url.slice(0, q);
   if (rawPath.length > MAX_PATH) return null;

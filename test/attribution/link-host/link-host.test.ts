@@ -230,12 +230,12 @@ describe('what is not a click', () => {
     }
   });
 
-  it('takes a request target in absolute form (as sent to a proxy) by its path', async () => {
+  it('takes a request target in absolute form (as sent to a proxy) by its path, on the domain it names whatever Host says', async () => {
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     const { port } = t.app.server.address() as AddressInfo;
     const head = await new Promise<string>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () =>
-        socket.write(`GET http://${acme.hostname}/maya?utm_source=x HTTP/1.1\r\nHost: ${acme.hostname}\r\nUser-Agent: ${IPHONE}\r\nConnection: close\r\n\r\n`),
+        socket.write(`GET http://${acme.hostname}/maya?utm_source=x HTTP/1.1\r\nHost: unknown-domain.example\r\nUser-Agent: ${IPHONE}\r\nConnection: close\r\n\r\n`),
       );
       let answer = '';
       socket.on('data', (chunk) => (answer += chunk));
