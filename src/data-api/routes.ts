@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { schemaRef } from '../http/openapi';
-import { todayUtc } from '../http/query';
+import { questionOf, sendJsonText } from '../http/answer-cache';
 import { type Route, route } from '../http/route';
 import { decodeCursor, encodeCursor } from './cursor';
 import { type CsvBody, sendCsv } from './csv';
@@ -103,13 +103,13 @@ const json = <S extends QuerySchema>(e: {
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaRef(e.response.name) } } }, ...errorResponses },
     async handler({ query, reply }, ctx: DataContext) {
       const { api_key: _, ...asked } = query as CommonQuery;
-      const question = `${e.path} ${JSON.stringify(asked)} ${todayUtc()}`;
+      const question = questionOf(e.path, asked);
       const answered = await ctx.answers.answer('placements', ctx.brand.id, question, async () => {
         const r = await dataRequest(ctx, query as z.output<S>);
         const { data, pagination } = await e.handle(r);
         return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
       }, ctx.version);
-      return reply.type('application/json; charset=utf-8').send(stamped(answered));
+      return sendJsonText(reply, stamped(answered));
     },
   });
 };

@@ -1,5 +1,13 @@
+import type { FastifyReply } from 'fastify';
 import type { ChangeFeed } from '../db/change-feed';
 import type { FactArea, FactChanges } from '../warehouse/fact-changes';
+import { todayUtc } from './query';
+
+/** The question a cached GET asks: its route, its parsed query and today (a period ends today, UTC). */
+export const questionOf = (route: string, query: unknown) => `${route} ${JSON.stringify(query)} ${todayUtc()}`;
+
+/** Sends an answer kept as JSON text. */
+export const sendJsonText = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 type Entry = { version: string; text: string; expires: number };
 

@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Pagination } from '../attribution/reporting/paging';
-import type { AnswerCache } from '../http/answer-cache';
-import { todayUtc } from '../http/query';
+import { type AnswerCache, questionOf, sendJsonText } from '../http/answer-cache';
 import { type Route, route } from '../http/route';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { type DateRange, portalRange, type RangeParams } from './range';
@@ -18,9 +17,9 @@ export type PortalReads = { warehouse: Warehouse; answers: AnswerCache };
  * query and today) until the brand's attribution facts land or a record it names changes.
  */
 export async function cachedRead(answers: AnswerCache, req: FastifyRequest, reply: FastifyReply, query: unknown, read: () => Promise<unknown>) {
-  const question = `${req.routeOptions.url} ${JSON.stringify(query)} ${todayUtc()}`;
+  const question = questionOf(req.routeOptions.url ?? '', query);
   const text = await answers.answer('attribution', req.portal!.brandId, question, async () => JSON.stringify(await read()));
-  return reply.type('application/json; charset=utf-8').send(text);
+  return sendJsonText(reply, text);
 }
 
 /**
