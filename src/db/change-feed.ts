@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../logger';
+
+const MARKER = 'caught-up ';
 
 /**
  * A Postgres LISTEN channel as a generation counter for caches (migrations/0006, 0010); while it is
@@ -12,6 +15,8 @@ export class ChangeFeed {
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
+  /** Markers sent by caughtUp(), resolved when they come back. */
+  private readonly markers = new Map<string, () => void>();
 
   constructor(
     private readonly databaseUrl: string,
@@ -45,6 +50,7 @@ export class ChangeFeed {
       this.connected = false;
       clearInterval(this.heartbeat);
       this.changed();
+      this.releaseMarkers();
       client.removeAllListeners();
       client.on('error', () => {});
       client.end().catch(() => {});
@@ -53,7 +59,7 @@ export class ChangeFeed {
       this.retry = setTimeout(() => void this.start(), 1000);
       this.retry.unref();
     };
-    client.on('notification', (n) => (this.onPayload ? this.onPayload(n.payload ?? '') : this.changed()));
+    client.on('notification', (n) => this.received(n.payload ?? ''));
     client.on('error', lost);
     client.on('end', () => lost());
     try {
@@ -71,6 +77,27 @@ export class ChangeFeed {
     }
   }
 
+  /**
+   * Resolves once every notification committed before this call has been taken: Postgres delivers
+   * them in commit order, so our own marker comes back after them (tests read after a write settles).
+   */
+  async caughtUp(): Promise<void> {
+    const client = this.client;
+    if (!client || !this.connected) return;
+    const marker = `${MARKER}${randomUUID()}`;
+    const back = new Promise<void>((resolve) => this.markers.set(marker, resolve));
+    await client.query('SELECT pg_notify($1, $2)', [this.channel, marker]);
+    await back;
+  }
+
+  private received(payload: string): void {
+    if (payload.startsWith(MARKER)) {
+      this.markers.get(payload)?.();
+      this.markers.delete(payload);
+    } else if (this.onPayload) this.onPayload(payload);
+    else this.changed();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
@@ -78,6 +105,13 @@ export class ChangeFeed {
     const client = this.client;
     this.client = undefined;
     this.connected = false;
+    this.releaseMarkers();
     await client?.end().catch(() => {});
+  }
+
+  /** Without a connection every cache reads through, so whoever waits is caught up. */
+  private releaseMarkers(): void {
+    for (const resolve of this.markers.values()) resolve();
+    this.markers.clear();
   }
 }

@@ -50,6 +50,11 @@ export class FactChanges {
     return this.feed.start();
   }
 
+  /** Resolves once every notification committed before the call has been taken (see ChangeFeed.caughtUp). */
+  caughtUp(): Promise<void> {
+    return this.feed.caughtUp();
+  }
+
   close(): Promise<void> {
     return this.feed.close();
   }

@@ -110,7 +110,8 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
           (n, c) => n + (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0),
           0,
         );
-        if (open === 0) return;
+        // The written batches' notices reach the answer cache through Postgres, a moment later.
+        if (open === 0) return void (await Promise.all([services.factChanges.caughtUp(), services.recordChanges.caughtUp(), services.linkChanges.caughtUp()]));
         if (Date.now() > deadline) throw new Error(`queues did not settle: ${JSON.stringify(counts)}`);
         await sleep(25);
       }
