@@ -46,7 +46,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, when it is answered (src/http/request-log.ts).
-    logController: new OneLineRequestLog(),
+    logController: new OneLineRequestLog(services.log),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: services.config.trustProxy,

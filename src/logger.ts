@@ -34,3 +34,11 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
   }, destination);
 }
+
+/**
+ * A logger for lines whose fields are fixed and hold no secret (the request line, its url
+ * redacted): the same level and stream, without the wildcard redaction that costs 3-4 µs a line.
+ */
+export function unredactedLogger(log: Logger): Logger {
+  return pino({ level: log.level }, (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]);
+}

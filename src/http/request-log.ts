@@ -1,5 +1,5 @@
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { type Logger, redactUrl } from '../logger';
+import { type Logger, redactUrl, unredactedLogger } from '../logger';
 
 /**
  * One log line per request, when the answer is sent, instead of Fastify's two: at the default
@@ -7,6 +7,13 @@ import { type Logger, redactUrl } from '../logger';
  * error lines stay; the client address is not logged.
  */
 export class OneLineRequestLog extends LogController {
+  private readonly lines: Logger;
+
+  constructor(log: Logger) {
+    super();
+    this.lines = unredactedLogger(log);
+  }
+
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
@@ -14,10 +21,16 @@ export class OneLineRequestLog extends LogController {
       super.requestCompleted(error, request, reply);
       return;
     }
-    // Skips building the line at `warn` and above (the app's logger is pino); the reqId comes from the request's child logger.
-    if (!(request.log as Logger).isLevelEnabled('info')) return;
-    request.log.info(
-      { method: request.method, url: redactUrl(request.url), statusCode: reply.statusCode, responseTime: Math.round(reply.elapsedTime * 10) / 10 },
+    // Skips building the line at `warn` and above.
+    if (!this.lines.isLevelEnabled('info')) return;
+    this.lines.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        url: redactUrl(request.url),
+        statusCode: reply.statusCode,
+        responseTime: Math.round(reply.elapsedTime * 10) / 10,
+      },
       'request completed',
     );
   }
