@@ -33,9 +33,6 @@ declare module 'fastify' {
   }
 }
 
-/** The routes (Fastify's patterns) that write the records cached answers name: the tables of migrations/0010. */
-const RECORD_WRITES = /^\/api\/(internal\/(brands|creators|campaigns|attribution-(links|codes|domains))|client\/attribution\/domains)(\/:id(\/check)?)?$/;
-
 /**
  * Builds the HTTP app on already-open services, without listening: tests inject
  * requests into it, `main.ts` listens. Each capability is one plugin.
@@ -68,8 +65,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // The hooks every request runs are plain callbacks, not async functions (a promise each).
   // Records written through this process show in its next read at once, before their notification is back.
   app.addHook('onSend', (req, reply, payload, done) => {
-    const wrote = req.method !== 'GET' && req.method !== 'HEAD' && reply.statusCode < 300;
-    if (wrote && RECORD_WRITES.test(req.routeOptions.url ?? '')) services.recordChanges.changed();
+    if (req.routeOptions.config.writesRecords && reply.statusCode < 300) services.recordChanges.changed();
     done(null, payload);
   });
   app.addHook('onResponse', (req, reply, done) => {

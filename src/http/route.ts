@@ -11,6 +11,13 @@ import { invalidParameter, parseQuery } from './query';
 
 export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** See Route.writesRecords. */
+    writesRecords?: boolean;
+  }
+}
+
 /** An answer as documented: a zod schema, null for no body, or an OpenAPI response object as is. */
 export type Answer = z.ZodType | null | { description: string; [k: string]: unknown };
 
@@ -35,6 +42,11 @@ export type Route<C = void> = {
   responses: Record<number, Answer>;
   /** Needs no credentials (documented with `security: []`). */
   public?: boolean;
+  /**
+   * Writes the records cached answers name (the tables of migrations/0010): once it succeeds this
+   * process drops them at once, before Postgres's notice comes back (src/app.ts).
+   */
+  writesRecords?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each route's own types are checked where route() builds it.
   handler(input: RouteInput<any, any, any>, context: C): Promise<unknown>;
 };
@@ -80,6 +92,7 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
       method: r.method,
       url: r.path,
       ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
+      config: { writesRecords: r.writesRecords === true },
       handler: async (req, reply) => {
         let out: unknown;
         try {

@@ -42,6 +42,7 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'POST',
     path: '/attribution-domains',
+    writesRecords: true,
     summary: "Register a domain: shared without brand_id, else the brand's custom domain",
     body: createBody,
     responses: { 201: answers.item('The domain, pending, with the DNS records to create'), ...errors.write, 409: errors.code('domain_taken') },
@@ -52,6 +53,7 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'POST',
     path: '/attribution-domains/:id/check',
+    writesRecords: true,
     summary: 'Look the DNS records up again: verified when all are found',
     params: idParams,
     responses: { 200: answers.item('The domain'), ...errors.one },
@@ -63,6 +65,7 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'DELETE',
     path: '/attribution-domains/:id',
+    writesRecords: true,
     summary: 'Remove a domain no link uses',
     params: idParams,
     responses: { 204: null, ...errors.one, 409: errors.code('domain_has_links') },

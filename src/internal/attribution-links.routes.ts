@@ -78,6 +78,7 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
     route({
       method: 'POST',
       path: '/attribution-links',
+      writesRecords: true,
       summary: "Create a link on a shared domain or on the brand's own",
       body: createBody,
       responses: { 201: answers.item('The link'), ...errors.write, 409: errors.code('slug_taken') },
@@ -88,6 +89,7 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
     route({
       method: 'PATCH',
       path: '/attribution-links/:id',
+      writesRecords: true,
       summary: 'Change active, destination_url, ios_url or android_url',
       params: linkParams,
       body: patchBody,

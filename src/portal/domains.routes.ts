@@ -45,6 +45,7 @@ export const domainRoutes = (deps: PortalDeps) => [
   route({
     method: 'POST',
     path: '/domains',
+    writesRecords: true,
     summary: 'Register a custom domain for this brand; answers the DNS records to create',
     body: createDomain,
     responses: { 201: portalDomain, 401: readErrors[401], 409: errorSchema('domain_taken'), 422: errorSchema('invalid_request') },
@@ -56,6 +57,7 @@ export const domainRoutes = (deps: PortalDeps) => [
   route({
     method: 'POST',
     path: '/domains/:id/check',
+    writesRecords: true,
     summary: 'Re-run hosting verification and refresh the DNS instructions',
     params: idParams,
     responses: { 200: portalDomain, 401: readErrors[401], ...notYours },
@@ -67,6 +69,7 @@ export const domainRoutes = (deps: PortalDeps) => [
   route({
     method: 'DELETE',
     path: '/domains/:id',
+    writesRecords: true,
     summary: 'Remove a custom domain no link uses',
     params: idParams,
     responses: { 204: null, 401: readErrors[401], ...notYours, 409: errorSchema('domain_has_links') },

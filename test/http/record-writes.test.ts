@@ -1,0 +1,92 @@
+import type { InjectOptions } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBrand, createCreator } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { createPortalUser, portalLogin } from '../portal/helpers';
+
+/**
+ * Every route that writes the records cached answers name (migrations/0010) drops them in this
+ * process as it answers, without waiting for Postgres's notice (Route.writesRecords).
+ */
+let t: TestService;
+let brandId: string;
+let creatorId: string;
+let cookie: string;
+
+beforeAll(async () => {
+  t = await startTestService({ workers: false });
+  brandId = (await createBrand(t, { name: 'Writes' })).id;
+  creatorId = (await createCreator(t, { name: 'Maya Lopez', first_name: 'Maya' })).id;
+  await createPortalUser(t, brandId, 'owner@writes.test');
+  cookie = await portalLogin(t, 'owner@writes.test');
+});
+afterAll(async () => destroyTestService(t));
+
+/** Postgres holds a listener's notices while it runs a statement: the feed's own connection sleeps. */
+function holdRecordNotices(seconds: number): Promise<unknown> {
+  const feed = t.services.recordChanges as unknown as { client: { query(q: string): Promise<unknown> } };
+  return feed.client.query(`SELECT pg_sleep(${seconds})`);
+}
+
+/** Sends `req` while notices are held; answers the JSON and whether the cached answers were dropped meanwhile. */
+async function send(req: InjectOptions & { admin?: boolean }) {
+  const held = holdRecordNotices(0.3);
+  const before = t.services.recordChanges.generation;
+  const res = await t.request(req);
+  const dropped = t.services.recordChanges.generation > before;
+  await held;
+  expect(res.statusCode, res.body).toBeLessThan(300);
+  return { body: res.body ? res.json() : null, dropped };
+}
+
+const internal = (method: 'POST' | 'PATCH' | 'DELETE', path: string, payload?: object) =>
+  send({ method, url: `/api/internal${path}`, admin: true, ...(payload ? { payload } : {}) });
+const portal = (method: 'POST' | 'DELETE', path: string, payload?: object) =>
+  send({ method, url: `/api/client/attribution${path}`, headers: { cookie, origin: t.config.publicBaseUrl }, ...(payload ? { payload } : {}) });
+
+describe('record writes', () => {
+  it('through the internal API drop the cached answers at once', async () => {
+    const dropped: Record<string, boolean> = {};
+    const brand = await internal('POST', '/brands', { name: 'Another' });
+    dropped['POST /brands'] = brand.dropped;
+    dropped['POST /creators'] = (await internal('POST', '/creators', { name: 'Sam Lee', first_name: 'Sam' })).dropped;
+    dropped['POST /campaigns'] = (await internal('POST', '/campaigns', { brand_id: brandId, name: 'Spring' })).dropped;
+    const domain = await internal('POST', '/attribution-domains', { hostname: 'go.writes.test', brand_id: brandId });
+    dropped['POST /attribution-domains'] = domain.dropped;
+    const link = await internal('POST', '/attribution-links', {
+      brand_id: brandId,
+      creator_id: creatorId,
+      domain_id: domain.body.id,
+      slug: 'maya',
+      type: 'web',
+      destination_url: 'https://writes.example/',
+    });
+    dropped['POST /attribution-links'] = link.dropped;
+    dropped['PATCH /attribution-links/:id'] = (await internal('PATCH', `/attribution-links/${link.body.id}`, { active: false })).dropped;
+    const code = await internal('POST', '/attribution-codes', { brand_id: brandId, creator_id: creatorId, label: 'MAYA10' });
+    dropped['POST /attribution-codes'] = code.dropped;
+    dropped['PATCH /attribution-codes/:id'] = (await internal('PATCH', `/attribution-codes/${code.body.id}`, { active: false })).dropped;
+    dropped['DELETE /attribution-codes/:id'] = (await internal('DELETE', `/attribution-codes/${code.body.id}`)).dropped;
+    const spare = await internal('POST', '/attribution-domains', { hostname: 'spare.writes.test', brand_id: brandId });
+    dropped['POST /attribution-domains/:id/check'] = (await internal('POST', `/attribution-domains/${spare.body.id}/check`)).dropped;
+    dropped['DELETE /attribution-domains/:id'] = (await internal('DELETE', `/attribution-domains/${spare.body.id}`)).dropped;
+    expect(Object.entries(dropped).filter(([, d]) => !d)).toEqual([]);
+  });
+
+  it("through the portal's domains drop them at once", async () => {
+    const domain = await portal('POST', '/domains', { hostname: 'portal.writes.test' });
+    const check = await portal('POST', `/domains/${domain.body.id}/check`);
+    const removed = await portal('DELETE', `/domains/${domain.body.id}`);
+    expect([domain.dropped, check.dropped, removed.dropped]).toEqual([true, true, true]);
+  });
+
+  it('that change no record (an API key, a refused write, a read) keep them', async () => {
+    expect((await internal('POST', `/brands/${brandId}/api-keys`, { name: 'reader' })).dropped).toBe(false);
+    await t.services.recordChanges.caughtUp(); // the notices of the writes above are in
+    const before = t.services.recordChanges.generation;
+    const refused = await t.request({ method: 'POST', url: '/api/internal/campaigns', admin: true, payload: { brand_id: brandId } });
+    expect(refused.statusCode).toBe(422);
+    await t.request({ method: 'GET', url: '/api/internal/brands', admin: true });
+    expect(t.services.recordChanges.generation).toBe(before);
+  });
+});
