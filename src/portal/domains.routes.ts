@@ -37,6 +37,7 @@ export const domainRoutes = (deps: PortalDeps) => [
     summary: "Shared domains plus the brand's custom domains, by hostname",
     query: domainsQuery,
     item: portalDomain,
+    uncached: true,
     read: async (brandId, page) => {
       const { data, pagination } = await listDomains(deps.db, { brandId }, page);
       return { data: data.map(toJson), pagination };

@@ -33,6 +33,8 @@ export function listRoute<Q extends z.ZodObject>(
     summary: string;
     query: Q;
     item: z.ZodType;
+    /** A list of records alone (Postgres) is read each time: facts landing would drop its cached answer for nothing. */
+    uncached?: true;
     /** Reads a page; `range` only for a list over time (its query extends rangeParams). */
     read(brandId: string, query: z.output<Q>, range: DateRange | undefined): Promise<Page>;
   },
@@ -48,12 +50,13 @@ export function listRoute<Q extends z.ZodObject>(
     handler({ query, req, reply }) {
       const brandId = req.portal!.brandId;
       const q = query as z.output<Q>;
-      return cachedRead(answers, req, reply, query, async () => {
+      const read = async () => {
         if (!ranged) return answer(answered, await list.read(brandId, q, undefined));
         const range = await portalRange(warehouse, brandId, q as RangeParams);
         const { data, pagination } = await list.read(brandId, q, range);
         return answer(answered, { data, pagination, start_date: range.start_date, end_date: range.end_date });
-      });
+      };
+      return list.uncached ? read() : cachedRead(answers, req, reply, query, read);
     },
   });
 }
