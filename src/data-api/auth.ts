@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { BoundedMap } from '../bounded-map';
 import type { Db } from '../db/database';
 import { HttpError } from '../http/errors';
 import { bearerToken, sha256 } from '../secrets';
@@ -22,13 +23,15 @@ type Cached = { brandId: string | null; expires: number };
  * key stops working within the TTL. The cache is bounded: the oldest entry makes room.
  */
 export class ApiKeys {
-  private cache = new Map<string, Cached>();
+  private readonly cache: BoundedMap<string, Cached>;
 
   constructor(
     private readonly db: Db,
     private readonly ttlMs = 30_000,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.cache = new BoundedMap({ maxEntries });
+  }
 
   /** The brand the request's key belongs to; 401 when the key is missing, unknown or revoked. */
   async brandIdFor(req: FastifyRequest): Promise<string> {
@@ -49,8 +52,6 @@ export class ApiKeys {
       .where('key_hash', '=', hash)
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
-    this.cache.delete(hash);
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(hash, { brandId: row?.brand_id ?? null, expires: now + this.ttlMs });
     return row?.brand_id ?? null;
   }

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BoundedMap } from '../bounded-map';
 import type { ChangeFeed } from '../db/change-feed';
 import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
@@ -67,12 +68,11 @@ type BrandRecord = { brand: Brand; campaigns: Campaign[] };
  * (the record_changes feed); while the feed is down every request reads them.
  */
 class BrandDirectory {
-  private readonly cache = new Map<string, { generation: number; record: Promise<BrandRecord | undefined> }>();
+  private readonly cache = new BoundedMap<string, { generation: number; record: Promise<BrandRecord | undefined> }>({ maxEntries: 10_000 });
 
   constructor(
     private readonly db: Db,
     private readonly changes: ChangeFeed,
-    private readonly maxEntries = 10_000,
   ) {}
 
   get(brandId: string): Promise<BrandRecord | undefined> {
@@ -84,8 +84,6 @@ class BrandDirectory {
     record.catch(() => {
       if (this.cache.get(brandId)?.record === record) this.cache.delete(brandId);
     });
-    this.cache.delete(brandId);
-    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(brandId, { generation, record });
     return record;
   }

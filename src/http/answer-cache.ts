@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import { BoundedMap } from '../bounded-map';
 import type { ChangeFeed } from '../db/change-feed';
 import type { FactArea, FactChanges } from '../warehouse/fact-changes';
 import { todayUtc } from './query';
@@ -28,11 +29,12 @@ export type AnswerCacheOptions = {
  * recently used answers make room. While either feed is down every request reads through.
  */
 export class AnswerCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: BoundedMap<string, Entry>;
   private readonly reading = new Map<string, Promise<string>>();
-  private bytes = 0;
 
-  constructor(private readonly opts: AnswerCacheOptions) {}
+  constructor(private readonly opts: AnswerCacheOptions) {
+    this.entries = new BoundedMap({ maxEntries: Number.POSITIVE_INFINITY, maxBytes: opts.maxBytes });
+  }
 
   /** What the brand's facts and the records stand at now: take it before reading anything an answer is made of. */
   version(area: FactArea, brandId: string): string {
@@ -50,8 +52,7 @@ export class AnswerCache {
     const key = `${area}\n${brandId}\n${question}`;
     const hit = this.entries.get(key);
     if (hit && hit.version === version && hit.expires > Date.now()) {
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      this.entries.touch(key);
       return Promise.resolve(hit.text);
     }
     const flight = `${key}\n${version}`;
@@ -71,16 +72,6 @@ export class AnswerCache {
   private store(key: string, entry: Entry): void {
     const size = (key.length + entry.text.length) * 2;
     if (size > this.opts.maxBytes / 4) return; // one answer never takes most of the cache
-    this.remove(key);
-    while (this.bytes + size > this.opts.maxBytes) this.remove(this.entries.keys().next().value!);
-    this.entries.set(key, entry);
-    this.bytes += size;
-  }
-
-  private remove(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
-    this.entries.delete(key);
-    this.bytes -= (key.length + entry.text.length) * 2;
+    this.entries.set(key, entry, size);
   }
 }

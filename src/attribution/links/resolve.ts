@@ -1,6 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
+import { BoundedMap } from '../../bounded-map';
 import { Batcher } from '../../db/batcher';
 import { Memo } from './memo';
 import { linksWithDomain } from './queries';
@@ -39,21 +40,22 @@ type LinkCandidate = ServedLink & { active: boolean };
  */
 export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));
-  private readonly served = new Map<string, ServedLink | null>();
+  /** Answers by domain/slug, bounded in entries and estimated bytes (cacheBytes) whatever hosts and slugs visitors make up. */
+  private readonly served: BoundedMap<string, ServedLink | null>;
   private generation = -1;
-  /** What the cached answers take, estimated (cacheBytes): bounded by maxBytes whatever hosts and slugs visitors make up. */
-  private bytes = 0;
 
   constructor(
     private readonly db: Db,
     private readonly changes: ChangeFeed,
-    private readonly maxEntries = 100_000,
-    private readonly maxBytes = 32 * 1024 * 1024,
-  ) {}
+    maxEntries = 100_000,
+    maxBytes = 32 * 1024 * 1024,
+  ) {
+    this.served = new BoundedMap({ maxEntries, maxBytes });
+  }
 
   /** The cache's estimated size in bytes. */
   get cachedBytes(): number {
-    return this.bytes;
+    return this.served.bytes;
   }
 
   async forClick(domain: string, slug: string): Promise<ServedLink | null> {
@@ -62,30 +64,14 @@ export class ClickLinks {
     const generation = this.changes.generation;
     if (generation !== this.generation) {
       this.served.clear();
-      this.bytes = 0;
       this.generation = generation;
     }
     const cached = this.served.get(key);
     if (cached !== undefined && this.changes.live) return cached;
     const link = await this.batcher.call(click);
-    if (this.changes.live && this.changes.generation === generation && this.generation === generation) {
-      this.forget(key);
-      const size = cacheBytes(key, link);
-      // Full, in entries or bytes: the oldest answers make room (a flood of made-up slugs cannot empty the cache at once).
-      while (this.served.size > 0 && (this.served.size >= this.maxEntries || this.bytes + size > this.maxBytes)) {
-        this.forget(this.served.keys().next().value!);
-      }
-      this.served.set(key, link);
-      this.bytes += size;
-    }
+    // Full, the oldest answers make room: a flood of made-up slugs cannot empty the cache at once.
+    if (this.changes.live && this.changes.generation === generation && this.generation === generation) this.served.set(key, link, cacheBytes(key, link));
     return link;
-  }
-
-  private forget(key: string): void {
-    const cached = this.served.get(key);
-    if (cached === undefined) return;
-    this.bytes -= cacheBytes(key, cached);
-    this.served.delete(key);
   }
 
   private async resolve(clicks: { domain: string; slug: string }[]): Promise<(ServedLink | null)[]> {

@@ -1,0 +1,59 @@
+/**
+ * An in-process cache's store: a Map held under `maxEntries` entries and `maxBytes` of their
+ * estimated size, whatever keys callers make up. The entry set longest ago makes room first;
+ * `touch` makes a read entry the newest (least recently used goes first).
+ */
+export class BoundedMap<K, V> {
+  private readonly entries = new Map<K, { value: V; bytes: number }>();
+  private totalBytes = 0;
+
+  constructor(private readonly limits: { maxEntries: number; maxBytes?: number }) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The estimated size of what is held (the `bytes` given to set). */
+  get bytes(): number {
+    return this.totalBytes;
+  }
+
+  get(key: K): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
+  has(key: K): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Makes `key` the newest entry, so it is the last to make room. */
+  touch(key: K): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+  }
+
+  /** Sets `key` as the newest entry, removing the oldest until it fits. */
+  set(key: K, value: V, bytes = 0): void {
+    this.delete(key);
+    const { maxEntries, maxBytes = Number.POSITIVE_INFINITY } = this.limits;
+    while (this.entries.size > 0 && (this.entries.size >= maxEntries || this.totalBytes + bytes > maxBytes)) {
+      this.delete(this.entries.keys().next().value!);
+    }
+    this.entries.set(key, { value, bytes });
+    this.totalBytes += bytes;
+  }
+
+  delete(key: K): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    this.totalBytes -= entry.bytes;
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.totalBytes = 0;
+  }
+}

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { BoundedMap } from '../src/bounded-map';
+
+describe('BoundedMap', () => {
+  it('holds at most maxEntries: the entry set longest ago makes room, a touched one stays', () => {
+    const map = new BoundedMap<string, number>({ maxEntries: 3 });
+    for (const [k, v] of [['a', 1], ['b', 2], ['c', 3]] as const) map.set(k, v);
+    map.touch('a');
+    map.set('d', 4);
+    expect([map.has('a'), map.has('b'), map.has('c'), map.has('d')]).toEqual([true, false, true, true]);
+    map.set('c', 30); // setting again makes it the newest
+    map.set('e', 5);
+    expect([map.get('a'), map.get('c'), map.get('d'), map.get('e')]).toEqual([undefined, 30, 4, 5]);
+    expect(map.size).toBe(3);
+  });
+
+  it('holds at most maxBytes of the sizes given, counting a replaced or deleted entry out', () => {
+    const map = new BoundedMap<string, string>({ maxEntries: 100, maxBytes: 10 });
+    map.set('a', 'x', 4);
+    map.set('b', 'y', 4);
+    map.set('a', 'z', 2); // replaces: 4 + 2
+    expect(map.bytes).toBe(6);
+    map.set('c', 'w', 5); // 11 > 10: 'b', the oldest, goes
+    expect([map.has('a'), map.has('b'), map.has('c'), map.bytes]).toEqual([true, false, true, 7]);
+    map.delete('a');
+    expect(map.bytes).toBe(5);
+    map.set('huge', 'v', 50); // larger than the whole budget: it alone is kept
+    expect([map.size, map.bytes]).toEqual([1, 50]);
+    map.clear();
+    expect([map.size, map.bytes]).toEqual([0, 0]);
+  });
+});
