@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ZodError } from 'zod';
+import { type core, config, ZodError } from 'zod';
 import { RepeatedLog } from '../repeated-log';
 
 /** An error answered as `status` with a JSON body, e.g. `{"error":"not_found"}`. */
@@ -18,9 +18,39 @@ export const notFound = () => new HttpError(404, { error: 'not_found' });
 export const invalidBody = (message: string, code: string) =>
   new HttpError(422, { error: 'invalid_request', details: [{ path: '', message, code }] });
 
-/** Zod issues as answered in `details` of a 422 (CONTRACT 4). */
+/** Zod v4's structured issue fields a 422 passes on, so clients need not parse the English message. */
+const ISSUE_FIELDS = ['expected', 'origin', 'minimum', 'maximum', 'inclusive', 'exact', 'values', 'keys', 'format', 'divisor'] as const;
+
+/**
+ * Zod issues as answered in `details` of a 422 (CONTRACT 4): path, message and code, the issue's
+ * own fields of ISSUE_FIELDS it has, and on invalid_type `missing` (whether no value was sent).
+ */
 export function zodDetails(err: ZodError) {
-  return err.issues.map((i) => ({ path: i.path.join('.'), message: i.message, code: i.code }));
+  return err.issues.map((i) => {
+    const detail: Record<string, unknown> = { path: i.path.join('.'), message: i.message, code: i.code };
+    const fields: Record<string, unknown> = { ...i };
+    for (const key of ISSUE_FIELDS) if (fields[key] !== undefined) detail[key] = jsonValue(fields[key]);
+    if (i.code === 'invalid_type') detail.missing = absent(i);
+    return detail;
+  });
+}
+
+// JSON has no bigint (z.bigint() limits and literals): a number when exact, else its digits.
+const jsonValue = (v: unknown): unknown =>
+  Array.isArray(v) ? v.map(jsonValue) : typeof v === 'bigint' ? (Number.isSafeInteger(Number(v)) ? Number(v) : String(v)) : v;
+
+/**
+ * Whether an invalid_type issue is about an absent value. Zod v4 drops the input from its issues,
+ * so ask zod's own error map what it says of undefined; if it says the same of null, it cannot tell.
+ */
+function absent(i: core.$ZodIssueInvalidType): boolean {
+  const { customError, localeError } = config();
+  const said = (input: unknown) => {
+    const issue = { ...i, input } as core.$ZodRawIssue;
+    const m = customError?.(issue) ?? localeError?.(issue);
+    return typeof m === 'string' ? m : m?.message;
+  };
+  return said(undefined) === i.message && said(null) !== i.message;
 }
 
 /**
