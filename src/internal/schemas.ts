@@ -10,7 +10,7 @@ export const answers = {
 const common = {
   401: errorSchema('unauthorized'),
   403: errorSchema('forbidden: not an operator token'),
-  422: errorSchema('invalid_request, with details [{path, message}]'),
+  422: errorSchema('invalid_request, with details [{path, message, code, ...zod fields}]'),
 };
 
 export const errors = {
