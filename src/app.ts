@@ -65,7 +65,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // The hooks every request runs are plain callbacks, not async functions (a promise each).
   // Records written through this process show in its next read at once, before their notification is back.
   app.addHook('onSend', (req, reply, payload, done) => {
-    if (req.routeOptions.config.writesRecords && reply.statusCode < 300) services.recordChanges.changed();
+    if (req.routeOptions.config.writesRecords && reply.statusCode < 300) services.recordChanges.changed('records', 'every brand');
     done(null, payload);
   });
   app.addHook('onResponse', (req, reply, done) => {

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from './config';
 import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
+import { type RecordChanges, recordChanges as recordChangesFeed } from './db/record-changes';
 import { migratePostgres } from './db/migrate';
 import { AnswerCache } from './http/answer-cache';
 import { RateLimiter } from './http/rate-limit';
@@ -12,7 +13,7 @@ import { createRedis, readyWithin } from './queues/redis';
 import { RepeatedLog } from './repeated-log';
 import { RELEASE_WAIT_MS } from './wait-for-release';
 import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
-import { FactChanges } from './warehouse/fact-changes';
+import { type FactChanges, factChanges as factChangesFeed } from './warehouse/fact-changes';
 import { migrateWarehouse } from './warehouse/migrate';
 
 /** The connections a process holds, created once and handed to routes and workers. */
@@ -25,9 +26,9 @@ export type Services = {
   queues: Queues;
   /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
   linkChanges: ChangeFeed;
-  /** Facts landed and records changed: what the cached answers of reads follow. */
+  /** Facts landed and records changed, per brand: what the cached answers of reads follow. */
   factChanges: FactChanges;
-  recordChanges: ChangeFeed;
+  recordChanges: RecordChanges;
   answers: AnswerCache;
   /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
   rateLimiter: RateLimiter;
@@ -63,8 +64,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await readyWithin(redis, 5000);
   const queues: Queues = new FactQueues(redis, config.queuePrefix);
   const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
-  const recordChanges = new ChangeFeed(config.databaseUrl, 'record_changes', log);
-  const factChanges = new FactChanges(config.databaseUrl, log);
+  const recordChanges = recordChangesFeed(config.databaseUrl, log);
+  const factChanges = factChangesFeed(config.databaseUrl, log);
   await Promise.all([linkChanges.start(), recordChanges.start(), factChanges.start()]);
   const answers = new AnswerCache({ facts: factChanges, records: recordChanges, maxBytes: config.readCacheBytes });
   const rateLimiter = new RateLimiter(redis, config.queuePrefix, config.rateLimits);

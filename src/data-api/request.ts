@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BoundedMap } from '../bounded-map';
-import type { ChangeFeed } from '../db/change-feed';
+import type { RecordChanges } from '../db/record-changes';
 import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
 import { HttpError } from '../http/errors';
@@ -19,8 +19,8 @@ export type DataApiDeps = {
   rateLimiter: RateLimiter;
   /** Answers cached per brand and question until facts land (src/http/answer-cache.ts). */
   answers: AnswerCache;
-  /** Changes to brands and campaigns (migrations/0010): the brand directory follows it. */
-  recordChanges: ChangeFeed;
+  /** Changes to brands and campaigns, per brand (migrations/0011): the brand directory follows it. */
+  recordChanges: RecordChanges;
 };
 
 export type Campaign = { id: string; name: string; status: string; start_date: string | null; end_date: string | null };
@@ -65,26 +65,26 @@ type BrandRecord = { brand: Brand; campaigns: Campaign[] };
 
 /**
  * Brands and their visible campaigns, read from Postgres once per change of those records
- * (the record_changes feed); while the feed is down every request reads them.
+ * (the brand's record changes); while the feed is down every request reads them.
  */
 class BrandDirectory {
-  private readonly cache = new BoundedMap<string, { generation: number; record: Promise<BrandRecord | undefined> }>({ maxEntries: 10_000 });
+  private readonly cache = new BoundedMap<string, { version: string; record: Promise<BrandRecord | undefined> }>({ maxEntries: 10_000 });
 
   constructor(
     private readonly db: Db,
-    private readonly changes: ChangeFeed,
+    private readonly changes: RecordChanges,
   ) {}
 
   get(brandId: string): Promise<BrandRecord | undefined> {
     if (!this.changes.live) return this.read(brandId);
-    const generation = this.changes.generation;
+    const version = this.changes.version('records', brandId);
     const hit = this.cache.get(brandId);
-    if (hit?.generation === generation) return hit.record;
+    if (hit?.version === version) return hit.record;
     const record = this.read(brandId);
     record.catch(() => {
       if (this.cache.get(brandId)?.record === record) this.cache.delete(brandId);
     });
-    this.cache.set(brandId, { generation, record });
+    this.cache.set(brandId, { version, record });
     return record;
   }
 

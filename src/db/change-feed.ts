@@ -5,7 +5,7 @@ import type { Logger } from '../logger';
 const MARKER = 'caught-up ';
 
 /**
- * A Postgres LISTEN channel as a generation counter for caches (migrations/0006, 0010); while it is
+ * A Postgres LISTEN channel as a generation counter for caches (migrations/0006, 0011); while it is
  * down `live` is false and caches read through. `onPayload` takes notifications instead of the counter.
  */
 export class ChangeFeed {
@@ -86,7 +86,14 @@ export class ChangeFeed {
     if (!client || !this.connected) return;
     const marker = `${MARKER}${randomUUID()}`;
     const back = new Promise<void>((resolve) => this.markers.set(marker, resolve));
-    await client.query('SELECT pg_notify($1, $2)', [this.channel, marker]);
+    try {
+      await client.query('SELECT pg_notify($1, $2)', [this.channel, marker]);
+    } catch (err) {
+      this.markers.delete(marker);
+      // The connection dropped: caches read through until it is back, so nothing is behind.
+      if (this.client === client && this.connected) throw err;
+      return;
+    }
     await back;
   }
 

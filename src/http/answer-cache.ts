@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { BoundedMap } from '../bounded-map';
-import type { ChangeFeed } from '../db/change-feed';
+import type { RecordChanges } from '../db/record-changes';
 import type { FactArea, FactChanges } from '../warehouse/fact-changes';
 import { todayUtc } from './query';
 
@@ -15,8 +15,8 @@ type Entry = { version: string; text: string; expires: number };
 export type AnswerCacheOptions = {
   /** Facts landed per brand (the writers' notifications). */
   facts: FactChanges;
-  /** Records the answers name (brands, campaigns, creators, links, codes): migrations/0010. */
-  records: ChangeFeed;
+  /** Records the answers name (brands, campaigns, creators, links, domains, codes), per brand: migrations/0011. */
+  records: RecordChanges;
   /** Memory for answers, counted as UTF-16 text; 0 turns the cache off. */
   maxBytes: number;
   /** An answer is read again after this long even without a notification (one could be lost). */
@@ -38,7 +38,7 @@ export class AnswerCache {
 
   /** What the brand's facts and the records stand at now: take it before reading anything an answer is made of. */
   version(area: FactArea, brandId: string): string {
-    return `${this.opts.records.generation}/${this.opts.facts.version(area, brandId)}`;
+    return `${this.opts.records.version('records', brandId)}/${this.opts.facts.version(area, brandId)}`;
   }
 
   /**

@@ -43,7 +43,7 @@ export type Route<C = void> = {
   /** Needs no credentials (documented with `security: []`). */
   public?: boolean;
   /**
-   * Writes the records cached answers name (the tables of migrations/0010): once it succeeds this
+   * Writes the records cached answers name (the tables of migrations/0011): once it succeeds this
    * process drops them at once, before Postgres's notice comes back (src/app.ts).
    */
   writesRecords?: boolean;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { ChangeFeed } from '../db/change-feed';
+import { BrandChanges, EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 
@@ -7,7 +7,6 @@ import type { Logger } from '../logger';
 export type FactArea = 'placements' | 'attribution';
 
 const CHANNEL = 'fact_changes';
-const EVERY_BRAND = '*';
 /** Postgres refuses a NOTIFY payload of 8,000 bytes: brand ids go out in groups. */
 const BRANDS_PER_NOTIFICATION = 100;
 
@@ -23,48 +22,9 @@ export async function publishFactChanges(db: Db, area: FactArea, brandIds: Itera
   await sql`SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${payloads}::text[]) AS payload`.execute(db);
 }
 
-/**
- * Which brands' facts have landed since a cached answer was read: a version per brand and area,
- * moved by the writers' notifications, and by the feed's own reconnection (anything may have
- * landed while it was away). While the feed is down `live` is false and caches read through.
- */
-export class FactChanges {
-  private readonly feed: ChangeFeed;
-  private readonly brands = new Map<string, number>();
-  private readonly everyBrand: Record<FactArea, number> = { placements: 0, attribution: 0 };
+/** Which brands' facts have landed, per area: the writers' notifications (see BrandChanges). */
+export type FactChanges = BrandChanges<FactArea>;
 
-  constructor(databaseUrl: string, log: Logger) {
-    this.feed = new ChangeFeed(databaseUrl, CHANNEL, log, (payload) => this.landed(payload));
-  }
-
-  get live(): boolean {
-    return this.feed.live;
-  }
-
-  /** Changes whenever facts of `area` for this brand may have changed. */
-  version(area: FactArea, brandId: string): string {
-    return `${this.feed.generation}.${this.everyBrand[area]}.${this.brands.get(`${area} ${brandId}`) ?? 0}`;
-  }
-
-  start(): Promise<void> {
-    return this.feed.start();
-  }
-
-  /** Resolves once every notification committed before the call has been taken (see ChangeFeed.caughtUp). */
-  caughtUp(): Promise<void> {
-    return this.feed.caughtUp();
-  }
-
-  close(): Promise<void> {
-    return this.feed.close();
-  }
-
-  private landed(payload: string): void {
-    const [area, list = ''] = payload.split(' ') as [FactArea, string?];
-    if (!(area in this.everyBrand)) return;
-    for (const brandId of list.split(',')) {
-      if (brandId === EVERY_BRAND) this.everyBrand[area]++;
-      else if (brandId) this.brands.set(`${area} ${brandId}`, (this.brands.get(`${area} ${brandId}`) ?? 0) + 1);
-    }
-  }
+export function factChanges(databaseUrl: string, log: Logger): FactChanges {
+  return new BrandChanges(databaseUrl, CHANNEL, ['placements', 'attribution'], log);
 }

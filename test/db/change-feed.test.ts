@@ -1,7 +1,8 @@
+import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, dropDatabase, ensureDatabase } from '../../src/db/database';
 import { createLogger } from '../../src/logger';
-import { FactChanges, publishFactChanges } from '../../src/warehouse/fact-changes';
+import { factChanges, publishFactChanges } from '../../src/warehouse/fact-changes';
 import { isolatedEnv } from '../helpers/harness';
 
 /** caughtUp() is what lets a reader see a write's notice as soon as the write is done (test harness settle). */
@@ -9,10 +10,10 @@ const { DATABASE_URL } = isolatedEnv('changefeed');
 afterAll(() => dropDatabase(DATABASE_URL));
 
 describe('FactChanges.caughtUp', () => {
-  it('resolves only after every notice committed before it was taken, and at once when the feed is closed', async () => {
+  it('resolves only after every notice committed before it was taken, and at once when the connection is lost or the feed closed', async () => {
     await ensureDatabase(DATABASE_URL);
     const db = createDb(DATABASE_URL, 4);
-    const changes = new FactChanges(DATABASE_URL, createLogger('silent'));
+    const changes = factChanges(DATABASE_URL, createLogger('silent'));
     await changes.start();
     try {
       const start = changes.version('placements', 'b1');
@@ -28,9 +29,16 @@ describe('FactChanges.caughtUp', () => {
       expect(changes.version('attribution', 'b1')).toBe(`${generation}.0.0`);
       await busy;
 
+      // The connection lost while a marker is on its way: caches read through, so it is caught up.
+      const held = listener.query('SELECT pg_sleep(5)').catch(() => {});
+      const waiting = changes.caughtUp();
+      await sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'svc-change-feed:fact_changes' AND datname = current_database()`.execute(db);
+      await expect(waiting).resolves.toBeUndefined();
+      expect(changes.live).toBe(false);
+      await held;
+
       await changes.close();
       await changes.caughtUp();
-      expect(changes.live).toBe(false);
     } finally {
       await changes.close();
       await db.destroy();

@@ -115,14 +115,15 @@ describe('Data API answers', () => {
     }) as never);
     try {
       // Any record change: the next request reads the brand again, and is held with Spring only.
-      t.services.recordChanges.changed();
+      t.services.recordChanges.changed('records', 'every brand');
       const racing = names();
       await atGate;
       spy.mockRestore();
-      const before = t.services.recordChanges.generation;
+      const counts = () => t.services.recordChanges.version('records', brand.id).split('.').map(Number);
+      const [, everyBefore = 0, ownBefore = 0] = counts();
       await createCampaign(t, { brand_id: brand.id, name: 'Summer' });
-      // This process's own count of the write and its notification (all another process would see), before the held request goes on.
-      await expect.poll(() => t.services.recordChanges.generation).toBeGreaterThanOrEqual(before + 2);
+      // This process's own count of the write and its notification for the brand (all another process would see), before the held request goes on.
+      await expect.poll(() => counts()[1]! > everyBefore && counts()[2]! > ownBefore).toBe(true);
       release();
       await racing;
     } finally {
@@ -146,6 +147,20 @@ describe('Data API answers', () => {
     const res = await api(t, other.key, '/metrics/summary');
     expect(res.json().data).toMatchObject({ posts: 0, views: 0 });
     expect((await summary()).data).toMatchObject({ posts: 2 });
+  });
+
+  it("stay cached when another brand's records change, and are read again when their own do", async () => {
+    const neighbour = await brandWithKey(t, { name: 'Neighbour' });
+    await summary();
+    // Written straight to Postgres, as another process would: only the notification reaches this one.
+    const campaign = (brand: string, id: string) =>
+      t.services.db.insertInto('campaigns').values({ id, brand_id: brand, name: id, status: 'active' }).execute();
+    await campaign(neighbour.brand.id, 'neighbour-spring');
+    await t.services.recordChanges.caughtUp();
+    expect((await reads(() => summary())).reads).toBe(0);
+    await campaign(brandId, 'own-autumn');
+    await t.services.recordChanges.caughtUp();
+    expect((await reads(() => summary())).reads).toBeGreaterThan(0);
   });
 
   it('share one read among concurrent requests of one question', async () => {
