@@ -3,7 +3,7 @@ import type { EventEmitter } from 'node:events';
 import { buildApp } from '../src/app';
 import { closeServices, createServices, migrate } from '../src/services';
 import { benchEnvironment, benchLogger } from './environment';
-import { adminPost, IPHONE, percentile, round } from './helpers';
+import { adminPost, IPHONE, percentile, round, timeCalls } from './helpers';
 import { type BenchBrand, seedPlacements, setUpBrand } from './placements-seed';
 import { type ServiceProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
@@ -61,18 +61,15 @@ async function load(opts: LoadOptions) {
 
 /** Sequential GETs of one path: p50 and p95 of `runs` after `warmup`, and the first answer's time (before anything is cached). */
 async function sequential(url: string, headers: Record<string, string>, runs: number, warmup = 3) {
-  const samples: number[] = [];
-  let first = 0;
-  for (let i = 0; i < warmup + runs; i++) {
-    const t0 = performance.now();
-    const res = await fetch(url, { headers });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
-    const ms = performance.now() - t0;
-    if (i === 0) first = ms;
-    if (i >= warmup) samples.push(ms);
-  }
-  return { p50_ms: percentile(samples, 50), p95_ms: percentile(samples, 95), first_ms: round(first) };
+  const { p50_ms, p95_ms, first_ms } = await timeCalls(
+    async () => {
+      const res = await fetch(url, { headers });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+    },
+    { warmup, runs },
+  );
+  return { p50_ms, p95_ms, first_ms };
 }
 
 type Fixture = {

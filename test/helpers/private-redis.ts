@@ -30,7 +30,7 @@ export class PrivateRedis {
   /** Starts the server (again) and waits until it answers. */
   async restart(): Promise<void> {
     // Its own directory: a test that turns appendonly on writes the file there, not in the checkout.
-    this.dir = mkdtempSync(join(tmpdir(), 'svc-redis-'));
+    this.dir ??= mkdtempSync(join(tmpdir(), 'svc-redis-'));
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'no'];
     this.server = spawn('redis-server', args, { stdio: 'ignore' });
     const probe = new Redis(this.url, { lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: 0 });
