@@ -4,7 +4,8 @@ import { up as notifyAnyRecordChange } from './0010_record_changes';
 /**
  * record_changes names the brands a statement changed (`records <id>,<id>`), not only that one
  * did: a link created for one brand no longer drops every brand's cached answers. Shared records
- * (creators, shared domains), a TRUNCATE and a statement over more than 100 brands say `records *`.
+ * (creators, shared domains), a TRUNCATE and a statement over more than 100 brands (or ids too long
+ * for a notification) say `records *`. A new creator names nothing cached until a link or code does.
  */
 /** Each table and the column naming a row's brand; '' when its rows are shared by every brand. */
 const TABLES: [string, string][] = [
@@ -42,7 +43,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       END IF;
       IF brands IS NULL THEN
         RETURN NULL; -- the statement changed no row
-      ELSIF array_position(brands, NULL) IS NOT NULL OR cardinality(brands) > 100 THEN
+      ELSIF array_position(brands, NULL) IS NOT NULL OR cardinality(brands) > 100
+            OR octet_length(array_to_string(brands, ',')) > 7900 THEN
         PERFORM pg_notify('record_changes', 'records *');
       ELSE
         PERFORM pg_notify('record_changes', 'records ' || array_to_string(brands, ','));
@@ -53,7 +55,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     const trigger = (event: string) => sql.id(`${table}_record_${event}`);
     const notify = sql`EXECUTE FUNCTION notify_brand_record_changes(${sql.lit(brandColumn)})`;
     if (brandColumn === '') {
-      await sql`CREATE TRIGGER ${trigger('changes')} AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${sql.table(table)} FOR EACH STATEMENT ${notify}`.execute(db);
+      await sql`CREATE TRIGGER ${trigger('changes')} AFTER UPDATE OR DELETE OR TRUNCATE ON ${sql.table(table)} FOR EACH STATEMENT ${notify}`.execute(db);
       continue;
     }
     await sql`CREATE TRIGGER ${trigger('inserts')} AFTER INSERT ON ${sql.table(table)} REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT ${notify}`.execute(db);

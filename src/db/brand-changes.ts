@@ -13,7 +13,7 @@ export const EVERY_BRAND = '*';
 export class BrandChanges<Area extends string> {
   private readonly feed: ChangeFeed;
   private readonly brands = new Map<string, number>();
-  private readonly everyBrand: Map<string, number>;
+  private readonly everyBrand: Map<Area, number>;
 
   constructor(databaseUrl: string, channel: string, areas: readonly Area[], log: Logger) {
     this.everyBrand = new Map(areas.map((area) => [area, 0]));
@@ -50,6 +50,8 @@ export class BrandChanges<Area extends string> {
 
   private received(payload: string): void {
     const [area, list = ''] = payload.split(' ') as [Area, string?];
+    // A notice naming no area (an older trigger's empty one): anything may have changed.
+    if (!area) for (const every of this.everyBrand.keys()) this.changed(every, 'every brand');
     if (!this.everyBrand.has(area)) return;
     const ids = list.split(',').filter(Boolean);
     this.changed(area, ids.includes(EVERY_BRAND) ? 'every brand' : ids);

@@ -9,7 +9,7 @@ import { isolatedEnv } from '../helpers/harness';
 const { DATABASE_URL } = isolatedEnv('changefeed');
 afterAll(() => dropDatabase(DATABASE_URL));
 
-describe('FactChanges.caughtUp', () => {
+describe('fact changes feed', () => {
   it('resolves only after every notice committed before it was taken, and at once when the connection is lost or the feed closed', async () => {
     await ensureDatabase(DATABASE_URL);
     const db = createDb(DATABASE_URL, 4);
@@ -39,6 +39,23 @@ describe('FactChanges.caughtUp', () => {
 
       await changes.close();
       await changes.caughtUp();
+    } finally {
+      await changes.close();
+      await db.destroy();
+    }
+  });
+
+  it("takes a notice naming no area (an older trigger's) as a change of every brand in every area", async () => {
+    const db = createDb(DATABASE_URL, 1);
+    const changes = factChanges(DATABASE_URL, createLogger('silent'));
+    await changes.start();
+    try {
+      const before = [changes.version('placements', 'b9'), changes.version('attribution', 'b9')];
+      await sql`SELECT pg_notify('fact_changes', '')`.execute(db);
+      await changes.caughtUp();
+      const after = [changes.version('placements', 'b9'), changes.version('attribution', 'b9')];
+      expect(after[0]).not.toBe(before[0]);
+      expect(after[1]).not.toBe(before[1]);
     } finally {
       await changes.close();
       await db.destroy();

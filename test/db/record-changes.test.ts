@@ -61,8 +61,12 @@ describe('record_changes', () => {
   it('says every brand for shared records, and nothing for a statement that changed no row or only a count', async () => {
     expect(await notices(`INSERT INTO domains (id, hostname, brand_id, verification_token) VALUES ('shared', 'go.test', NULL, 't')`)).toEqual(['records *']);
     expect(await notices(`UPDATE creators SET name = 'Maya L'`)).toEqual(['records *']);
+    expect(await notices(`INSERT INTO creators (id, name) VALUES ('sam', 'Sam')`)).toEqual([]);
+    expect(await notices(`TRUNCATE creator_codes`)).toEqual(['records *']);
     expect(await notices(`UPDATE links SET active = true WHERE brand_id = 'nobody'`)).toEqual([]);
     expect(await notices(`UPDATE creator_codes SET credited_count = credited_count + 1`)).toEqual([]);
     expect(await notices(`INSERT INTO brands (id, name, default_platforms, pixel_key) SELECT 'b' || i, 'b', '{tiktok}', 'pk_b' || i FROM generate_series(1, 101) AS i`)).toEqual(['records *']);
+    const longIds = `SELECT 'long-' || repeat('x', 200) || i, 'l', '{tiktok}', 'pk_l' || i FROM generate_series(1, 50) AS i`;
+    expect(await notices(`INSERT INTO brands (id, name, default_platforms, pixel_key) ${longIds}`)).toEqual(['records *']);
   });
 });
