@@ -46,15 +46,76 @@ const internal = (method: 'POST' | 'PATCH' | 'DELETE', path: string, payload?: o
 const portal = (method: 'POST' | 'DELETE', path: string, payload?: object) =>
   send({ method, url: `/api/client/attribution${path}`, headers: { cookie, origin: t.config.publicBaseUrl }, ...(payload ? { payload } : {}) });
 
+/** The routes that write records cached answers name: each must carry writesRecords (checked above by sending it). */
+const RECORD_WRITES = [
+  'POST /api/internal/brands',
+  'POST /api/internal/creators',
+  'POST /api/internal/campaigns',
+  'POST /api/internal/attribution-domains',
+  'POST /api/internal/attribution-domains/:id/check',
+  'DELETE /api/internal/attribution-domains/:id',
+  'POST /api/internal/attribution-links',
+  'PATCH /api/internal/attribution-links/:id',
+  'POST /api/internal/attribution-codes',
+  'PATCH /api/internal/attribution-codes/:id',
+  'DELETE /api/internal/attribution-codes/:id',
+  'POST /api/client/attribution/domains',
+  'POST /api/client/attribution/domains/:id/check',
+  'DELETE /api/client/attribution/domains/:id',
+];
+/** Writes of anything else: keys, logins, sessions, connections, facts (queued), a code's count. */
+const OTHER_WRITES = [
+  'POST /api/internal/brands/:id/api-keys',
+  'POST /api/internal/brands/:id/portal-users',
+  'POST /api/internal/placements',
+  'POST /api/internal/placement-metrics',
+  'DELETE /api/internal/attribution-connections/:id',
+  'POST /api/client/auth/login',
+  'POST /api/client/auth/logout',
+  'POST /api/client/attribution/connections',
+  'PATCH /api/client/attribution/connections/:id',
+  'DELETE /api/client/attribution/connections/:id',
+  'POST /api/public/attribution/clicks',
+  'POST /api/public/attribution/installs',
+  'POST /api/public/attribution/events',
+  'POST /api/webhooks/attribution/:provider/:token',
+];
+
+/** Every method and path the app serves that may write, read from Fastify's route tree. */
+function writeRoutes(): string[] {
+  const prefixes: string[] = [];
+  const routes: string[] = [];
+  for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^((?:[│ ] {3})*)[├└]── (.*) \(([A-Z, ]+)\)$/.exec(line);
+    if (!m) continue;
+    const depth = m[1]!.length / 4;
+    prefixes.length = depth;
+    const path = (prefixes[depth - 1] ?? '') + m[2];
+    prefixes.push(path);
+    for (const method of m[3]!.split(', ')) if (!['GET', 'HEAD', 'OPTIONS'].includes(method)) routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
+
 describe('record writes', () => {
+  it('are every route that writes, less those listed as writing something else: a new write route must be placed', () => {
+    const routes = writeRoutes();
+    // The queue dashboard's API (bull-board, behind the admin token) writes only queues.
+    const ours = routes.filter((r) => !r.split(' ')[1]!.startsWith('/admin/queues'));
+    expect(routes.length - ours.length).toBeGreaterThan(10);
+    expect(ours.filter((r) => !RECORD_WRITES.includes(r) && !OTHER_WRITES.includes(r))).toEqual([]);
+    expect([...RECORD_WRITES, ...OTHER_WRITES].filter((r) => !ours.includes(r))).toEqual([]);
+  });
+
+
   it('through the internal API drop the cached answers at once', async () => {
     const dropped: Record<string, boolean> = {};
     const brand = await internal('POST', '/brands', { name: 'Another' });
-    dropped['POST /brands'] = brand.dropped;
-    dropped['POST /creators'] = (await internal('POST', '/creators', { name: 'Sam Lee', first_name: 'Sam' })).dropped;
-    dropped['POST /campaigns'] = (await internal('POST', '/campaigns', { brand_id: brandId, name: 'Spring' })).dropped;
+    dropped['POST /api/internal/brands'] = brand.dropped;
+    dropped['POST /api/internal/creators'] = (await internal('POST', '/creators', { name: 'Sam Lee', first_name: 'Sam' })).dropped;
+    dropped['POST /api/internal/campaigns'] = (await internal('POST', '/campaigns', { brand_id: brandId, name: 'Spring' })).dropped;
     const domain = await internal('POST', '/attribution-domains', { hostname: 'go.writes.test', brand_id: brandId });
-    dropped['POST /attribution-domains'] = domain.dropped;
+    dropped['POST /api/internal/attribution-domains'] = domain.dropped;
     const link = await internal('POST', '/attribution-links', {
       brand_id: brandId,
       creator_id: creatorId,
@@ -63,22 +124,24 @@ describe('record writes', () => {
       type: 'web',
       destination_url: 'https://writes.example/',
     });
-    dropped['POST /attribution-links'] = link.dropped;
-    dropped['PATCH /attribution-links/:id'] = (await internal('PATCH', `/attribution-links/${link.body.id}`, { active: false })).dropped;
+    dropped['POST /api/internal/attribution-links'] = link.dropped;
+    dropped['PATCH /api/internal/attribution-links/:id'] = (await internal('PATCH', `/attribution-links/${link.body.id}`, { active: false })).dropped;
     const code = await internal('POST', '/attribution-codes', { brand_id: brandId, creator_id: creatorId, label: 'MAYA10' });
-    dropped['POST /attribution-codes'] = code.dropped;
-    dropped['PATCH /attribution-codes/:id'] = (await internal('PATCH', `/attribution-codes/${code.body.id}`, { active: false })).dropped;
-    dropped['DELETE /attribution-codes/:id'] = (await internal('DELETE', `/attribution-codes/${code.body.id}`)).dropped;
+    dropped['POST /api/internal/attribution-codes'] = code.dropped;
+    dropped['PATCH /api/internal/attribution-codes/:id'] = (await internal('PATCH', `/attribution-codes/${code.body.id}`, { active: false })).dropped;
+    dropped['DELETE /api/internal/attribution-codes/:id'] = (await internal('DELETE', `/attribution-codes/${code.body.id}`)).dropped;
     const spare = await internal('POST', '/attribution-domains', { hostname: 'spare.writes.test', brand_id: brandId });
-    dropped['POST /attribution-domains/:id/check'] = (await internal('POST', `/attribution-domains/${spare.body.id}/check`)).dropped;
-    dropped['DELETE /attribution-domains/:id'] = (await internal('DELETE', `/attribution-domains/${spare.body.id}`)).dropped;
+    dropped['POST /api/internal/attribution-domains/:id/check'] = (await internal('POST', `/attribution-domains/${spare.body.id}/check`)).dropped;
+    dropped['DELETE /api/internal/attribution-domains/:id'] = (await internal('DELETE', `/attribution-domains/${spare.body.id}`)).dropped;
     expect(Object.entries(dropped).filter(([, d]) => !d)).toEqual([]);
+    expect(Object.keys(dropped).sort()).toEqual(RECORD_WRITES.filter((r) => r.includes('/api/internal/')).sort());
   });
 
   it("through the portal's domains drop them at once", async () => {
     const domain = await portal('POST', '/domains', { hostname: 'portal.writes.test' });
     const check = await portal('POST', `/domains/${domain.body.id}/check`);
     const removed = await portal('DELETE', `/domains/${domain.body.id}`);
+    expect(RECORD_WRITES.filter((r) => r.includes('/api/client/'))).toHaveLength(3);
     expect([domain.dropped, check.dropped, removed.dropped]).toEqual([true, true, true]);
   });
 
