@@ -1,17 +1,15 @@
 import { sql } from 'kysely';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, dropDatabase, ensureDatabase } from '../../src/db/database';
+import { describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/database';
 import { createLogger } from '../../src/logger';
 import { factChanges, publishFactChanges } from '../../src/warehouse/fact-changes';
-import { isolatedEnv } from '../helpers/harness';
+import { ownDatabase } from '../helpers/harness';
 
 /** caughtUp() is what lets a reader see a write's notice as soon as the write is done (test harness settle). */
-const { DATABASE_URL } = isolatedEnv('changefeed');
-afterAll(() => dropDatabase(DATABASE_URL));
+const DATABASE_URL = ownDatabase('changefeed');
 
 describe('fact changes feed', () => {
   it('resolves only after every notice committed before it was taken, and at once when the connection is lost or the feed closed', async () => {
-    await ensureDatabase(DATABASE_URL);
     const db = createDb(DATABASE_URL, 4);
     const changes = factChanges(DATABASE_URL, createLogger('silent'));
     await changes.start();

@@ -1,16 +1,14 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createDb, dropDatabase, ensureDatabase } from '../../src/db/database';
-import { isolatedEnv } from '../helpers/harness';
+import { describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/database';
+import { ownDatabase } from '../helpers/harness';
 
 /** A backend terminated while its client is checked out (between a transaction's statements) fails that work, not the process. */
-const { DATABASE_URL } = isolatedEnv('disconnect');
-afterAll(() => dropDatabase(DATABASE_URL));
+const DATABASE_URL = ownDatabase('disconnect');
 
 describe('createDb', () => {
   it('survives the server ending a checked-out connection, and the next query reconnects', async () => {
-    await ensureDatabase(DATABASE_URL);
     const db = createDb(DATABASE_URL, 2);
     const admin = new pg.Client({ connectionString: DATABASE_URL });
     await admin.connect();

@@ -1,20 +1,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, dropDatabase, ensureDatabase } from '../../src/db/database';
+import { createDb } from '../../src/db/database';
 import { migratePostgres } from '../../src/db/migrate';
-import { isolatedEnv } from '../helpers/harness';
+import { ownDatabase } from '../helpers/harness';
 
 /**
  * Each statement on a record cached answers name notifies `record_changes` with the brands it
  * changed (migrations/0011), so a change of one brand's records drops that brand's answers only.
  */
-const { DATABASE_URL } = isolatedEnv('recordchanges');
+const DATABASE_URL = ownDatabase('recordchanges');
 let admin: pg.Client;
 let listener: pg.Client;
 const received: string[] = [];
 
 beforeAll(async () => {
-  await ensureDatabase(DATABASE_URL);
   const db = createDb(DATABASE_URL, 1);
   await migratePostgres(db).finally(() => db.destroy());
   admin = new pg.Client({ connectionString: DATABASE_URL });
@@ -32,7 +31,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([admin?.end(), listener?.end()]);
-  await dropDatabase(DATABASE_URL);
 });
 
 async function until(ok: () => boolean) {

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { startWorkers, type Workers } from '../../workers';
 import { buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
-import { dropDatabase } from '../../src/db/database';
+import { dropDatabase, ensureDatabase } from '../../src/db/database';
 import { signAdminToken } from '../../src/http/admin-auth';
 import { createLogger } from '../../src/logger';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
@@ -53,6 +54,14 @@ export function isolatedEnv(name: string) {
     ADMIN_JWT_SECRET: `${name}-admin-secret-${suffix}`,
     SECRET_KEY: `${name}-secret-key-${suffix}`,
   };
+}
+
+/** A Postgres database of the calling test file's own: created before its tests, dropped after them. */
+export function ownDatabase(name: string): string {
+  const { DATABASE_URL } = isolatedEnv(name);
+  beforeAll(() => ensureDatabase(DATABASE_URL));
+  afterAll(() => dropDatabase(DATABASE_URL));
+  return DATABASE_URL;
 }
 
 export async function startTestService(opts: TestServiceOptions = {}): Promise<TestService> {
