@@ -50,8 +50,11 @@ export class BrandChanges<Area extends string> {
 
   private received(payload: string): void {
     const [area, list = ''] = payload.split(' ') as [Area, string?];
-    // A notice naming no area (an older trigger's empty one): anything may have changed.
-    if (!area) for (const every of this.everyBrand.keys()) this.changed(every, 'every brand');
+    if (!area) {
+      // A notice naming no area (an older trigger's empty one): anything may have changed.
+      for (const every of this.everyBrand.keys()) this.changed(every, 'every brand');
+      return;
+    }
     if (!this.everyBrand.has(area)) return;
     const ids = list.split(',').filter(Boolean);
     this.changed(area, ids.includes(EVERY_BRAND) ? 'every brand' : ids);

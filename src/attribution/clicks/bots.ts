@@ -1,18 +1,17 @@
 import { isbot } from 'isbot';
+import { BoundedMap } from '../../bounded-map';
 
 /**
  * Verdicts on recent user agents: a few thousand agents make most traffic, and isbot's list is one
  * large regex. Only ordinary-length agents are kept, so made-up long ones cannot fill memory.
  */
-const verdicts = new Map<string, boolean>();
-const MAX_VERDICTS = 4096;
+const verdicts = new BoundedMap<string, boolean>({ maxEntries: 4096 });
 const MAX_KEPT_AGENT = 512;
 
 function isBotAgent(userAgent: string): boolean {
   if (userAgent.length > MAX_KEPT_AGENT) return isbot(userAgent);
   let verdict = verdicts.get(userAgent);
   if (verdict === undefined) {
-    if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
     verdict = isbot(userAgent);
     verdicts.set(userAgent, verdict);
   }
