@@ -30,10 +30,11 @@ function factJob(kind: FactKind, data: FactJobData) {
 
 /**
  * Adds are group-committed per kind (while one is on its way to Redis the next gathers rows), and
- * each kind first gathers a little: outbox kinds (answered before their add) 20 ms; clicks, whose
- * answers wait, 1 ms while traffic is light and 10 ms once it is busy (see `lingerMs`).
+ * each kind first gathers a little: outbox kinds 100 ms (answered before their add, so only the
+ * ingestion lag grows, against the workers' 500 ms gathering); clicks, whose answers wait, 1 ms
+ * while traffic is light and 10 ms once it is busy (see `lingerMs`).
  */
-const LINGER_MS: Record<FactKind, number> = { clicks: 1, placements: 0, placement_metrics: 0, installs: 20, ledger: 20, creators: 20 };
+const LINGER_MS: Record<FactKind, number> = { clicks: 1, placements: 0, placement_metrics: 0, installs: 100, ledger: 100, creators: 100 };
 /** Clicks gather longer once their previous job held this many rows: a job's Redis and worker cost is mostly per job, not per row. */
 export const BUSY = { rows: 8, lingerMs: 10 };
 
