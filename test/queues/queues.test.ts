@@ -34,7 +34,7 @@ describe('FactQueues gathering', () => {
   });
 
   it('a quiet queue sends a click 2 ms after another as a job of its own', async () => {
-    queues = new FactQueues(redis, `${prefix}a`);
+    queues = new FactQueues(redis, `${prefix}:a`);
     const first = queues.add('clicks', [{ n: 1 }] as never[]);
     await sleep(2);
     await Promise.all([first, queues.add('clicks', [{ n: 2 }] as never[])]);
@@ -42,7 +42,7 @@ describe('FactQueues gathering', () => {
   });
 
   it('after a busy job, a click 2 ms after another joins its job', async () => {
-    queues = new FactQueues(redis, `${prefix}b`);
+    queues = new FactQueues(redis, `${prefix}:b`);
     await Promise.all(Array.from({ length: BUSY.rows }, (_, n) => queues!.add('clicks', [{ n }] as never[])));
     const first = queues.add('clicks', [{ n: 1 }] as never[]);
     await sleep(2); // timers fire in order of their due time, so this one always comes before the 10 ms linger
