@@ -32,18 +32,23 @@ function factJob(kind: FactKind, data: FactJobData) {
  * Adds are group-committed per kind (while one is on its way to Redis the next gathers rows), and
  * each kind first gathers a little: outbox kinds 100 ms (answered before their add, so only the
  * ingestion lag grows, against the workers' 500 ms gathering); clicks, whose answers wait, 1 ms
- * while traffic is light and 10 ms once it is busy (see `lingerMs`).
+ * while traffic is light and 10 ms once busy: a job's Redis and worker cost is mostly per job.
  */
-const LINGER_MS: Record<FactKind, number> = { clicks: 1, placements: 0, placement_metrics: 0, installs: 100, ledger: 100, creators: 100 };
-/** Clicks gather longer once their previous job held this many rows: a job's Redis and worker cost is mostly per job, not per row. */
-export const BUSY = { rows: 8, lingerMs: 10 };
+const LINGER: Record<FactKind, { ms: number; busyMs?: number }> = {
+  clicks: { ms: 1, busyMs: 10 },
+  placements: { ms: 0 },
+  placement_metrics: { ms: 0 },
+  installs: { ms: 100 },
+  ledger: { ms: 100 },
+  creators: { ms: 100 },
+};
+/** A kind is busy once its previous job held this many rows. */
+export const BUSY_ROWS = 8;
 
-/**
- * How long a kind's next rows gather, given how many rows its previous job held. A lone click
- * waits 1 ms; under load, 10 ms jobs cut the CPU a click costs by a fifth (docs/benchmarks.md).
- */
+/** How long a kind's next rows gather, given how many rows its previous job held (busy clicks: a fifth less CPU a click, docs/benchmarks.md). */
 export function lingerMs(kind: FactKind, previousJobRows: number): number {
-  return kind === 'clicks' && previousJobRows >= BUSY.rows ? BUSY.lingerMs : LINGER_MS[kind];
+  const { ms, busyMs } = LINGER[kind];
+  return busyMs !== undefined && previousJobRows >= BUSY_ROWS ? busyMs : ms;
 }
 const MAX_ROWS_PER_JOB = 2000;
 
@@ -100,7 +105,8 @@ export class FactQueues<Rows extends RowsByKind = RowsByKind> {
           this.flushWhenFree(kind);
         };
         const ms = lingerMs(kind, this.previousJobRows.get(kind) ?? 0);
-        if (ms > 0) setTimeout(linger, ms);
+        // unref: a gathering never holds the process open; drain() flushes it on shutdown.
+        if (ms > 0) setTimeout(linger, ms).unref();
         else setImmediate(linger);
       }
       for (const row of rows) p.rows.push(row);

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { BUSY, FactQueues, lingerMs } from '../../src/queues/queues';
+import { BUSY_ROWS, FactQueues, lingerMs } from '../../src/queues/queues';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { isolatedEnv, sleep } from '../helpers/harness';
 
@@ -26,8 +26,8 @@ describe('FactQueues gathering', () => {
 
   it('lingers 1 ms for clicks while they come alone, 10 ms once a job held 8 rows; outbox kinds always 100 ms', () => {
     expect(lingerMs('clicks', 0)).toBe(1);
-    expect(lingerMs('clicks', BUSY.rows - 1)).toBe(1);
-    expect(lingerMs('clicks', BUSY.rows)).toBe(10);
+    expect(lingerMs('clicks', BUSY_ROWS - 1)).toBe(1);
+    expect(lingerMs('clicks', BUSY_ROWS)).toBe(10);
     expect(lingerMs('installs', 0)).toBe(100);
     expect(lingerMs('installs', 500)).toBe(100);
     expect(lingerMs('placements', 500)).toBe(0);
@@ -43,10 +43,10 @@ describe('FactQueues gathering', () => {
 
   it('after a busy job, a click 2 ms after another joins its job', async () => {
     queues = new FactQueues(redis, `${prefix}:b`);
-    await Promise.all(Array.from({ length: BUSY.rows }, (_, n) => queues!.add('clicks', [{ n }] as never[])));
+    await Promise.all(Array.from({ length: BUSY_ROWS }, (_, n) => queues!.add('clicks', [{ n }] as never[])));
     const first = queues.add('clicks', [{ n: 1 }] as never[]);
     await sleep(2); // timers fire in order of their due time, so this one always comes before the 10 ms linger
     await Promise.all([first, queues.add('clicks', [{ n: 2 }] as never[])]);
-    expect(await clickJobSizes(queues)).toEqual([BUSY.rows, 2]);
+    expect(await clickJobSizes(queues)).toEqual([BUSY_ROWS, 2]);
   });
 });

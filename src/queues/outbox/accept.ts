@@ -61,15 +61,14 @@ export class AcceptedRows<Row extends { id: string }, Filled extends { recorded_
         pending AS ${markPending(spec.kind, 'recorded_at')}
         SELECT id, ${filled} FROM recorded`,
     );
-    // One statement in flight: the next batch gathers while it runs, so under load batches grow
-    // rather than statements multiplying (four in flight cost 14-17 % more CPU a request: docs/benchmarks.md).
+    // One statement in flight (Batcher's default): the next batch gathers while it runs, so under
+    // load batches grow rather than statements multiplying (14-17 % less CPU a request than four: docs/benchmarks.md).
     this.inserts = new Batcher(
       async (batch: Row[]) => {
         const recorded = await statement(sortByKey(batch, (row) => spec.key.map((column) => String(row[column]))));
         const byId = new Map<string, Filled>(recorded.map((filled) => [filled.id, filled]));
         return batch.map((row) => byId.get(row.id));
       },
-      { maxRunning: 1 },
     );
   }
 
