@@ -1,6 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
+import { BoundedMap } from '../../bounded-map';
 import { clickedDomain } from '../links/resolve';
 
 /** While the change feed is down, the host list is read again at most this often. */
@@ -18,8 +19,8 @@ export class AttributionHosts {
   private readAt = 0;
   private failed = false;
   private reading: Promise<void> | undefined;
-  /** Raw Host header → the host as domains are stored, or null; bounded, cleared when full. */
-  private readonly normalized = new Map<string, string | null>();
+  /** Raw Host header → the host as domains are stored, or null; the oldest go first when full. */
+  private readonly normalized = new BoundedMap<string, string | null>({ maxEntries: MAX_REMEMBERED_HOSTS });
 
   constructor(
     private readonly db: Db,
@@ -40,7 +41,6 @@ export class AttributionHosts {
     let host = this.normalized.get(hostHeader);
     if (host === undefined) {
       host = clickedDomain(utf8Host(hostHeader));
-      if (this.normalized.size >= MAX_REMEMBERED_HOSTS) this.normalized.clear();
       this.normalized.set(hostHeader, host);
     }
     return host;
