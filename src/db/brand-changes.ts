@@ -30,7 +30,7 @@ export class BrandChanges<Area extends string> {
   }
 
   /** A change made here: this process's next reads see it before its notification comes back. */
-  changed(area: Area, brandIds: Iterable<string> | 'every brand'): void {
+  changed(area: Area, brandIds: readonly string[] | 'every brand'): void {
     if (brandIds === 'every brand') this.everyBrand.set(area, this.everyBrand.get(area)! + 1);
     else for (const brandId of brandIds) this.brands.set(`${area} ${brandId}`, (this.brands.get(`${area} ${brandId}`) ?? 0) + 1);
   }

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/database';
 import { migratePostgres } from '../../src/db/migrate';
-import { ownDatabase } from '../helpers/harness';
+import { eventually, ownDatabase } from '../helpers/harness';
 
 /**
  * Each statement on a record cached answers name notifies `record_changes` with the brands it
@@ -33,16 +33,12 @@ afterAll(async () => {
   await Promise.all([admin?.end(), listener?.end()]);
 });
 
-async function until(ok: () => boolean) {
-  for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 25));
-}
-
 /** The notifications `statement` sends, brand lists sorted; a marker after it shows all of them are in. */
 async function notices(statement: string): Promise<string[]> {
   received.length = 0;
   await admin.query(statement);
   await admin.query(`SELECT pg_notify('record_changes', 'done')`);
-  await until(() => received.at(-1) === 'done');
+  await eventually(async () => received.at(-1), (last) => last === 'done', 5_000);
   return received.slice(0, -1).map((p) => p.replace(/ (.*)$/, (_, ids: string) => ` ${ids.split(',').sort().join(',')}`));
 }
 

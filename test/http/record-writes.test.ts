@@ -5,7 +5,7 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
 import { createPortalUser, portalLogin } from '../portal/helpers';
 
 /**
- * Every route that writes the records cached answers name (migrations/0010) drops them in this
+ * Every route that writes the records cached answers name (migrations/0010, 0011) drops them in this
  * process as it answers, without waiting for Postgres's notice (Route.writesRecords).
  */
 let t: TestService;
@@ -106,7 +106,6 @@ describe('record writes', () => {
     expect(ours.filter((r) => !RECORD_WRITES.includes(r) && !OTHER_WRITES.includes(r))).toEqual([]);
     expect([...RECORD_WRITES, ...OTHER_WRITES].filter((r) => !ours.includes(r))).toEqual([]);
   });
-
 
   it('through the internal API drop the cached answers at once', async () => {
     const dropped: Record<string, boolean> = {};
