@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -15,9 +15,21 @@ export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
 
+/** The HMAC key of each secret, made once: a string key is converted again on every HMAC. */
+const hmacKeys = new Map<string, KeyObject>();
+
+export function hmacKey(secret: string): KeyObject {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret));
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
+
 /** Keyed hash (HMAC-SHA256) for values that must not be stored raw, such as IPs. */
-export function keyedHash(secret: string, value: string): string {
-  return createHmac('sha256', secret).update(value).digest('hex');
+export function keyedHash(secret: string, value: string, encoding: 'hex' | 'base64url' = 'hex'): string {
+  return createHmac('sha256', hmacKey(secret)).update(value).digest(encoding);
 }
 
 /** Constant-time comparison of two strings of any length. */

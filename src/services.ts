@@ -68,7 +68,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const factChanges = factChangesFeed(config.databaseUrl, log);
   await Promise.all([linkChanges.start(), recordChanges.start(), factChanges.start()]);
   const answers = new AnswerCache({ facts: factChanges, records: recordChanges, maxBytes: config.readCacheBytes });
-  const rateLimiter = new RateLimiter(redis, config.queuePrefix, config.rateLimits);
+  const rateLimiter = new RateLimiter(redis, { prefix: config.queuePrefix, secretKey: config.secretKey, limits: config.rateLimits });
   return { config, log, db, redis, warehouse, queues, linkChanges, factChanges, recordChanges, answers, rateLimiter };
 }
 

@@ -1,7 +1,7 @@
-import { hash as digest } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
+import { keyedHash } from '../secrets';
 import { HttpError } from './errors';
 
 /** What a limit counts (CONTRACT 10): Data API requests per API key, public requests per client IP and per pixel key. */
@@ -49,13 +49,17 @@ export class RateLimiter {
   /** Counts of the pipeline on its way to Redis: in neither `pending` nor `known` until it answers. */
   private sent = new Map<string, Pending>();
   private window = -1;
+  private readonly prefix: string;
+  private readonly secretKey: string;
+  private readonly limits: Config['rateLimits'];
+  private readonly windowMs: number;
 
   constructor(
     private readonly redis: Redis,
-    private readonly prefix: string,
-    private readonly limits: Config['rateLimits'],
-    private readonly windowMs = 60_000,
+    opts: { prefix: string; secretKey: string; limits: Config['rateLimits']; windowMs?: number },
   ) {
+    ({ prefix: this.prefix, secretKey: this.secretKey, limits: this.limits } = opts);
+    this.windowMs = opts.windowMs ?? 60_000;
     redis.defineCommand('addRateCounts', { numberOfKeys: 1, lua: ADD_COUNTS_LUA });
   }
 
@@ -69,8 +73,9 @@ export class RateLimiter {
       this.known.clear();
     }
     const hash = `${this.prefix}:rate:${kind}:${window}`;
-    // Ids are hashed: API keys are secrets and IPs are kept only as hashes; any id costs one short field.
-    const field = digest('sha256', id, 'base64url').slice(0, 22);
+    // Ids are keyed hashes (SECRET_KEY): API keys are secrets, and IPs are kept only as keyed
+    // hashes (an IPv4 address's plain SHA-256 is found by trying all 2^32); any id is one short field.
+    const field = keyedHash(this.secretKey, id, 'base64url').slice(0, 22);
     const key = `${hash} ${field}`;
     const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
     const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -142,6 +143,10 @@ describe('per Data API key (RATE_LIMIT_DATA_API)', () => {
 });
 
 describe('the limiter', () => {
+  /** A limiter as the service makes it, with these limits, on `redis` (the service's connection unless given). */
+  const limiter = (limits: ConstructorParameters<typeof RateLimiter>[1]['limits'], redis: Redis = t.services.redis, windowMs?: number) =>
+    new RateLimiter(redis, { prefix: t.config.queuePrefix, secretKey: t.config.secretKey, limits, windowMs });
+
   /** Two limiters with this per-IP limit, each on its own Redis connection as two processes would be, in a fresh window. */
   async function twoProcesses(publicIp: number, test: (a: RateLimiter, b: RateLimiter) => Promise<void>) {
     await freshWindow();
@@ -149,7 +154,7 @@ describe('the limiter', () => {
     try {
       await other.ping();
       const limits = { dataApi: 0, publicIp, pixelKey: 0 };
-      await test(new RateLimiter(t.services.redis, t.config.queuePrefix, limits), new RateLimiter(other, t.config.queuePrefix, limits));
+      await test(limiter(limits), limiter(limits, other));
     } finally {
       other.disconnect();
     }
@@ -182,7 +187,7 @@ describe('the limiter', () => {
 
   it('counts the counts on their way to Redis: past half the limit every answer is exact, also while a flush is out', async () => {
     await freshWindow();
-    const a = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 100, pixelKey: 4 });
+    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 4 });
     const ip = newIp();
     for (let i = 0; i < 40; i++) await a.consume('public_ip', ip); // in process, not sent yet
     // A count that waits for Redis (the small pixel-key limit) sends every pending count; while they are out, 40 more come.
@@ -195,7 +200,7 @@ describe('the limiter', () => {
   });
 
   it('still refuses an id past its limit after a flood of other ids fills the totals it remembers', async () => {
-    const a = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 100, pixelKey: 50 }, 3_600_000);
+    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 50 }, t.services.redis, 3_600_000);
     const ip = newIp();
     for (let i = 0; i < 100; i++) expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: true });
     expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: false, remaining: 0 });
@@ -206,13 +211,30 @@ describe('the limiter', () => {
     expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: false, remaining: 0 });
   }, 30_000);
 
+  it('keeps a client address in Redis only as a keyed hash: neither the address nor its plain SHA-256', async () => {
+    const ip = newIp();
+    const counted = async (secretKey: string) => {
+      const prefix = `${t.config.queuePrefix}:keyed-${secretKey}`;
+      const limits = { dataApi: 0, publicIp: 5, pixelKey: 0 }; // small: the count waits for Redis
+      expect(await new RateLimiter(t.services.redis, { prefix, secretKey, limits }).consume('public_ip', ip)).toMatchObject({ allowed: true, remaining: 4 });
+      const [window] = await t.services.redis.keys(`${prefix}:rate:public_ip:*`);
+      return Object.keys(await t.services.redis.hgetall(window!));
+    };
+    const [field] = await counted(t.config.secretKey);
+    expect(field).toBeDefined();
+    expect(field).not.toContain(ip);
+    expect(field).not.toBe(createHash('sha256').update(ip).digest('base64url').slice(0, 22));
+    // Without SECRET_KEY the field cannot be computed from a guessed address.
+    expect(await counted('another-secret-key')).not.toEqual([field]);
+  });
+
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
-    const off = new RateLimiter(t.services.redis, t.config.queuePrefix, { dataApi: 0, publicIp: 0, pixelKey: 0 });
+    const off = limiter({ dataApi: 0, publicIp: 0, pixelKey: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
     const nowhere = createRedis(`redis://127.0.0.1:${await freePort()}`, 'request');
     nowhere.on('error', () => {});
     try {
-      const away = new RateLimiter(nowhere, t.config.queuePrefix, { dataApi: 1, publicIp: 1, pixelKey: 1 });
+      const away = limiter({ dataApi: 1, publicIp: 1, pixelKey: 1 }, nowhere);
       const started = performance.now();
       expect(await away.consume('public_ip', newIp())).toBeNull();
       expect(performance.now() - started).toBeLessThan(100);

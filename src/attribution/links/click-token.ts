@@ -1,4 +1,5 @@
-import { createHmac, createSecretKey, type KeyObject, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { hmacKey } from '../../secrets';
 
 /**
  * Click tokens: `svc_` + base64url(link id (8 bytes) ‖ nonce (12) ‖ HMAC tag (12)): they name their
@@ -13,16 +14,8 @@ const TAG_BYTES = 12;
 const PAYLOAD_BYTES = LINK_ID_BYTES + NONCE_BYTES;
 const TOKEN_BYTES = PAYLOAD_BYTES + TAG_BYTES;
 
-/** The HMAC key of each secret, made once: a string key is converted again on every HMAC. */
-const keys = new Map<string, KeyObject>();
-
 function tag(secret: string, payload: Buffer): Buffer {
-  let key = keys.get(secret);
-  if (!key) {
-    key = createSecretKey(Buffer.from(secret));
-    keys.set(secret, key);
-  }
-  return createHmac('sha256', key).update(payload).digest().subarray(0, TAG_BYTES);
+  return createHmac('sha256', hmacKey(secret)).update(payload).digest().subarray(0, TAG_BYTES);
 }
 
 const botSecret = (secret: string) => `bot:${secret}`;
