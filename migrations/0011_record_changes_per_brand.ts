@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { up as notifyAnyRecordChange } from './0010_record_changes';
+import { down as dropAnyRecordChange, up as notifyAnyRecordChange } from './0010_record_changes';
 
 /**
  * record_changes names the brands a statement changed (`records <id>,<id>`), not only that one
@@ -16,11 +16,9 @@ const TABLES: [string, string][] = [
   ['domains', 'brand_id'],
   ['creator_codes', 'brand_id'],
 ];
-const OLD_TABLES = TABLES.map(([table]) => table);
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  for (const table of OLD_TABLES) await sql`DROP TRIGGER IF EXISTS ${sql.id(`${table}_notify_record_changes`)} ON ${sql.table(table)}`.execute(db);
-  await sql`DROP FUNCTION IF EXISTS notify_record_changes()`.execute(db);
+  await dropAnyRecordChange(db);
   // The brands come from the statement's transition tables (old_rows, new_rows), by the column TG_ARGV[0] names.
   await sql`
     CREATE FUNCTION notify_brand_record_changes() RETURNS trigger LANGUAGE plpgsql AS $$
