@@ -9,10 +9,6 @@ export class BoundedMap<K, V> {
 
   constructor(private readonly limits: { maxEntries: number; maxBytes?: number }) {}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   /** The estimated size of what is held (the `bytes` given to set). */
   get bytes(): number {
     return this.totalBytes;
@@ -20,10 +16,6 @@ export class BoundedMap<K, V> {
 
   get(key: K): V | undefined {
     return this.entries.get(key)?.value;
-  }
-
-  has(key: K): boolean {
-    return this.entries.has(key);
   }
 
   /** Makes `key` the newest entry, so it is the last to make room. */

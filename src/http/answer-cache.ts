@@ -11,6 +11,8 @@ export const questionOf = (route: string, query: unknown) => `${route} ${JSON.st
 export const sendJsonText = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 type Entry = { version: string; text: string; expires: number };
+/** What an entry costs besides its key's and text's characters: the map's slot, the entry, its version string. */
+const ENTRY_BYTES = 200;
 
 export type AnswerCacheOptions = {
   /** Facts landed per brand (the writers' notifications). */
@@ -33,6 +35,7 @@ export class AnswerCache {
   private readonly reading = new Map<string, Promise<string>>();
 
   constructor(private readonly opts: AnswerCacheOptions) {
+    // Bounded by bytes alone: each entry counts its key and text, and ENTRY_BYTES for the objects holding them.
     this.entries = new BoundedMap({ maxEntries: Number.POSITIVE_INFINITY, maxBytes: opts.maxBytes });
   }
 
@@ -70,7 +73,7 @@ export class AnswerCache {
   }
 
   private store(key: string, entry: Entry): void {
-    const size = (key.length + entry.text.length) * 2;
+    const size = ENTRY_BYTES + (key.length + entry.text.length) * 2;
     if (size > this.opts.maxBytes / 4) return; // one answer never takes most of the cache
     this.entries.set(key, entry, size);
   }
