@@ -40,5 +40,5 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
  * redacted): the same level and stream, without the wildcard redaction that costs 3-4 µs a line.
  */
 export function unredactedLogger(log: Logger): Logger {
-  return pino({ level: log.level }, (log as unknown as Record<symbol, DestinationStream>)[pino.symbols.streamSym]);
+  return log.child({}, { redact: [] });
 }
