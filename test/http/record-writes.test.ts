@@ -1,4 +1,5 @@
 import type { InjectOptions } from 'fastify';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
@@ -22,21 +23,44 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
-/** Postgres holds a listener's notices while it runs a statement: the feed's own connection sleeps. */
-function holdRecordNotices(seconds: number): Promise<unknown> {
-  const changes = t.services.recordChanges as unknown as { feed: { client: { query(q: string): Promise<unknown> } } };
-  return changes.feed.client.query(`SELECT pg_sleep(${seconds})`);
+/**
+ * Postgres holds a listener's notices while it runs a statement: the feed's own connection sleeps
+ * (up to 10 s) until `release` cancels the sleep.
+ */
+async function holdRecordNotices() {
+  const changes = t.services.recordChanges as unknown as { feed: { client: { query(q: string): Promise<{ rows: { pid: number }[] }> } } };
+  const { client } = changes.feed;
+  const [{ pid }] = (await client.query('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+  let holding = true;
+  const sleeping = client.query('SELECT pg_sleep(10)').then(
+    () => {},
+    () => {}, // cancelled
+  );
+  void sleeping.then(() => {
+    holding = false;
+  });
+  return {
+    holding: () => holding,
+    release: async () => {
+      await sql`SELECT pg_cancel_backend(${pid})`.execute(t.services.db);
+      await sleeping;
+    },
+  };
 }
 
 const recordsVersion = () => t.services.recordChanges.version('records', brandId);
 
-/** Sends `req` while notices are held; answers the JSON and whether the cached answers were dropped meanwhile. */
+/**
+ * Sends `req` while notices are held; answers the JSON and whether the cached answers were dropped
+ * meanwhile. An answer that came after the hold ended proves nothing (the notice may have dropped them): it fails.
+ */
 async function send(req: InjectOptions & { admin?: boolean }) {
-  const held = holdRecordNotices(0.3);
+  const hold = await holdRecordNotices();
   const before = recordsVersion();
   const res = await t.request(req);
   const dropped = recordsVersion() !== before;
-  await held;
+  expect(hold.holding(), `${req.method} ${req.url} was answered after the notices were let through`).toBe(true);
+  await hold.release();
   expect(res.statusCode, res.body).toBeLessThan(300);
   return { body: res.body ? res.json() : null, dropped };
 }
