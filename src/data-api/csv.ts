@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 export type CsvBody = {
   filename: string;
   columns: readonly string[];
-  /** One array per data row, in column order; null and undefined become empty cells. */
+  /** One array per data row, in column order; null and undefined become empty cells, arrays and objects quoted JSON. */
   records: Iterable<unknown[]> | AsyncIterable<unknown[]>;
 };
 
@@ -19,13 +19,16 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  */
 export const neutraliseFormula = (text: string): string => (FORMULA_START.test(text) ? `'${text}` : text);
 
+/** SPEC 2.8: an array or object cell (creators' handles and platforms) is JSON text, always quoted, `[]` too. */
+const jsonCell = (value: object) => ({ value: JSON.stringify(value), quoted: true });
+
 /**
  * Streams a CSV answer: records flow through csv-stringify as they arrive, so nothing
  * holds the whole file. Cells with commas, quotes or line breaks are quoted and inner
  * quotes doubled. A failure half-way can only cut the body short (the status is sent).
  */
 export function sendCsv(reply: FastifyReply, body: CsvBody) {
-  const csv = stringify({ header: true, columns: [...body.columns], cast: { string: neutraliseFormula } });
+  const csv = stringify({ header: true, columns: [...body.columns], cast: { string: neutraliseFormula, object: jsonCell } });
   pipeline(Readable.from(body.records), csv, (err) => {
     if (err) reply.log.error({ err }, 'CSV stream failed');
   });

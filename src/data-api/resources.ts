@@ -257,8 +257,8 @@ export const postCsvRecord = (p: Post) => [
 export const creatorCsvRecord = (c: Creator) => [
   c.id,
   c.name,
-  JSON.stringify(c.handles),
-  JSON.stringify(c.platforms),
+  c.handles,
+  c.platforms,
   c.posts,
   c.views,
   c.likes,

@@ -307,6 +307,8 @@ describe('CSV exports', () => {
       ['', 'Unknown creator', '[]', '["tiktok"]', '1', '0', '0', '0', '0', '0', '0', ''],
     ]);
     expect(res.body).toContain('"[{""platform"":""youtube"",""handle"":""BenTube""}]"');
+    // JSON cells are quoted even when nothing in them needs it (SPEC 2.8).
+    expect(res.body).toContain(',Unknown creator,"[]","[""tiktok""]",1,');
   });
 
   it('daily.csv: one row per day, cumulative on request, null shares empty', async () => {
