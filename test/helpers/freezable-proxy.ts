@@ -3,11 +3,13 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 /**
  * A TCP proxy to a server of the machine (the shared Postgres) that a test can freeze: while
  * frozen it accepts connections and holds every byte in both directions, as a server that is
- * up but hung would; thawed, it delivers what it held, in order. The shared server itself is
- * never touched.
+ * up but hung would; thawed, it delivers what it held, in order. Cut, it drops every connection
+ * and closes new ones at once, as a server that is down would, until restored. The shared server
+ * itself is never touched.
  */
 export class FreezableProxy {
   private frozen = false;
+  private down = false;
   private held: [Socket, Buffer][] = [];
   private readonly sockets = new Set<Socket>();
 
@@ -19,7 +21,7 @@ export class FreezableProxy {
   static start(target: { host: string; port: number }): Promise<FreezableProxy> {
     return new Promise((resolve, reject) => {
       let proxy: FreezableProxy;
-      const server = createServer((client) => proxy.pair(client, connect(target.port, target.host)));
+      const server = createServer((client) => (proxy.down ? client.destroy() : proxy.pair(client, connect(target.port, target.host))));
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => {
         proxy = new FreezableProxy(server, (server.address() as { port: number }).port);
@@ -51,6 +53,15 @@ export class FreezableProxy {
     this.frozen = false;
     for (const [to, data] of this.held) if (!to.destroyed) to.write(data);
     this.held = [];
+  }
+
+  cut(): void {
+    this.down = true;
+    for (const s of this.sockets) s.destroy();
+  }
+
+  restore(): void {
+    this.down = false;
   }
 
   async close(): Promise<void> {

@@ -36,13 +36,16 @@ type LinkCandidate = ServedLink & { active: boolean };
 /**
  * The link a click on `domain`/`slug` is served by: that slug's link in any case, else the root
  * link (slug ''), never an inactive one (CONTRACT 5). Answers are cached until the `link_changes`
- * feed moves and read through while it is down; concurrent misses share one query.
+ * feed moves and read through while it is down; concurrent misses share one query. When Postgres
+ * cannot answer, a link read before serves however old (CONTRACT 9: only one never read is a 503).
  */
 export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));
-  /** Answers by domain/slug, bounded in entries and estimated bytes (cacheBytes) whatever hosts and slugs visitors make up. */
-  private readonly served: BoundedMap<string, ServedLink | null>;
-  private generation = -1;
+  /**
+   * Answers by domain/slug with the feed generation they were read in (fresh while it is current
+   * and the feed live), bounded in entries and estimated bytes whatever hosts and slugs visitors make up.
+   */
+  private readonly served: BoundedMap<string, { link: ServedLink | null; generation: number }>;
 
   constructor(
     private readonly db: Db,
@@ -62,15 +65,17 @@ export class ClickLinks {
     const click = { domain, slug: slug.toLowerCase() };
     const key = `${click.domain}/${click.slug}`;
     const generation = this.changes.generation;
-    if (generation !== this.generation) {
-      this.served.clear();
-      this.generation = generation;
-    }
     const cached = this.served.get(key);
-    if (cached !== undefined && this.changes.live) return cached;
-    const link = await this.batcher.call(click);
+    if (cached?.generation === generation && this.changes.live) return cached.link;
+    let link: ServedLink | null;
+    try {
+      link = await this.batcher.call(click);
+    } catch (err) {
+      if (cached?.link) return cached.link;
+      throw err;
+    }
     // Full, the oldest answers make room: a flood of made-up slugs cannot empty the cache at once.
-    if (this.changes.live && this.changes.generation === generation && this.generation === generation) this.served.set(key, link, cacheBytes(key, link));
+    if (this.changes.generation === generation) this.served.set(key, { link, generation }, cacheBytes(key, link));
     return link;
   }
 

@@ -9,7 +9,8 @@ import { attributionBrand, IPHONE, postPublic, uniqueId, warehouseRows } from '.
 /**
  * Visits the link host serves but does not record (CONTRACT 9 and 10): over the per-IP limit
  * (counted per visitor, behind a proxy too) and with Redis gone, the visitor still reaches the
- * destination, without a click token; with Postgres hung, a link not in memory is a 503 page.
+ * destination, without a click token; with Postgres hung or down, a link not in memory is a 503
+ * page, and one read before is still served.
  */
 const services: TestService[] = [];
 const redises: PrivateRedis[] = [];
@@ -138,6 +139,32 @@ describe('link host with Postgres hung', () => {
     expect(uncached.body).toContain('Temporarily unavailable');
 
     proxy.thaw();
+    await eventually(() => visit(t, acme.hostname, '/app').then((r) => r.statusCode), (status) => status === 200, 15_000);
+  });
+});
+
+describe('link host with Postgres down', () => {
+  it('serves the links it read before, POST /clicks too, and a 503 page for one it never read', async () => {
+    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
+    proxies.push(proxy);
+    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhdown_${randomBytes(5).toString('hex')}` } });
+    services.push(t);
+    const acme = await attributionBrand(t, 'Down');
+    expect((await visit(t, acme.hostname, '/maya')).statusCode).toBe(302);
+
+    proxy.cut();
+    // The change feed hears the connection drop: nothing cached is known to be current any more.
+    await eventually(() => Promise.resolve(t.services.linkChanges.live), (live) => !live, 5_000);
+    const cached = await visit(t, acme.hostname, '/maya');
+    expect(cached.statusCode).toBe(302);
+    expect(clickTokenLinkId(t.config.secretKey, tokenOf(cached.headers.location)!)).toBe(acme.web.id);
+    const posted = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'maya' });
+    expect(posted.statusCode).toBe(200);
+    const uncached = await visit(t, acme.hostname, '/app');
+    expect(uncached.statusCode).toBe(503);
+    expect(uncached.headers['content-type']).toBe('text/html; charset=utf-8');
+
+    proxy.restore();
     await eventually(() => visit(t, acme.hostname, '/app').then((r) => r.statusCode), (status) => status === 200, 15_000);
   });
 });
