@@ -15,8 +15,8 @@ export type LinkHostDeps = {
   mayRecord(ip: string): Promise<boolean>;
 };
 
-/** Longest path a link is looked up for; longer ones are no link (slugs are far shorter). */
-const MAX_PATH = 2048;
+/** The slug's length POST /clicks reads (its `slug` field is cut there): a longer path is that slug, no link's, so the root link's. */
+const MAX_SLUG = 2048;
 
 const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you followed does not lead anywhere right now. Check it with whoever shared it.');
 
@@ -102,7 +102,8 @@ async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: stri
     sendPage(reply, 200, smartInstallPage({ ...answer, app: answer.app }, link.brandLogoUrl));
     return;
   }
-  reply.code(302).header('location', answer.redirect_url).send();
+  // Its length set here, a HEAD carries it as GET does (Fastify adds it only for a body it sends).
+  reply.code(302).header('location', answer.redirect_url).header('content-length', '0').send();
 }
 
 /** Records a GET within the limits; a HEAD, a visit over a limit or one Redis cannot take is served without a click token. */
@@ -126,13 +127,12 @@ function visitedHost(req: FastifyRequest): string {
   return ABSOLUTE_FORM.exec(req.url)?.[1] ?? req.host;
 }
 
-/** The slug and raw query of a request URL; null for a path no link can have (malformed, NUL, too long). */
+/** The slug and raw query of a request URL (Node's header limit bounds its length); null for a path no link can have (malformed, NUL). */
 function visitTarget(requestTarget: string): Target {
   // HTTP/1.1 servers must take the absolute form too: its path is the slug.
   const url = requestTarget.replace(ABSOLUTE_FORM, '');
   const q = url.indexOf('?');
   const rawPath = q < 0 ? url : url.slice(0, q);
-  if (rawPath.length > MAX_PATH) return null;
   let path: string;
   try {
     path = decodeURIComponent(rawPath);
@@ -142,7 +142,7 @@ function visitTarget(requestTarget: string): Target {
   if (path.includes('\0')) return null;
   if (path === '/robots.txt') return 'robots';
   if (path === '/favicon.ico' || path.startsWith('/.well-known/')) return 'reserved';
-  return { slug: path.slice(1), query: q < 0 ? '' : url.slice(q + 1) };
+  return { slug: path.slice(1, 1 + MAX_SLUG), query: q < 0 ? '' : url.slice(q + 1) };
 }
 
 function sendPage(reply: FastifyReply, status: number, page: Page): void {

@@ -186,6 +186,12 @@ describe('what is not a click', () => {
     expect(app.statusCode).toBe(200);
     expect(app.headers['content-type']).toBe('text/html; charset=utf-8');
     expect([(await clicksOf(acme.web.id)).length, (await clicksOf(acme.app.id)).length]).toEqual(before);
+    // The same headers as GET's (their values differ only by the click token GET mints).
+    for (const [path, head] of [['/maya?utm_source=x', web], ['/app', app]] as const) {
+      const get = await visit({ path });
+      expect(Object.keys(head.headers).sort(), path).toEqual(Object.keys(get.headers).sort());
+    }
+    expect(web.headers['content-length']).toBe('0');
   });
 
   it('refuses other methods with 405 HTML, before reading a body', async () => {
@@ -216,7 +222,8 @@ describe('what is not a click', () => {
       ['/%00', 404],
       ['/maya%00', 404],
       ['/%ED%A0%80', 404], // an encoded lone surrogate
-      [`/${'a'.repeat(2100)}`, 404],
+      [`/${'a'.repeat(2100)}`, 302], // no such slug (as POST /clicks with that slug): the root link
+      [`/${'%41'.repeat(5000)}`, 302],
       ['/../maya', 302], // the web link, or no such slug: the root link
       ['/maya/../../etc/passwd', 302],
       ['/%2e%2e%2fmaya', 302],
