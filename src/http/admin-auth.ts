@@ -14,14 +14,19 @@ export type AdminClaims = { sub?: string; user_typ?: string; iat?: unknown; exp?
 /** CONTRACT 10: the longest an admin JWT may live, from its `iat` (or from now without one). */
 export const MAX_ADMIN_TOKEN_SECONDS = 24 * 3600;
 
+/** How far ahead of this server's clock a token's `iat` may be (clocks differ a little). */
+const CLOCK_SKEW_SECONDS = 60;
+
 /**
  * Whether a verified token's lifetime is bounded: `exp` present and at most 24 hours after
- * `iat`. Without `iat` it is measured from now, so a stolen token lives a day at most.
+ * `iat`, which is not in the future. Without `iat` it is measured from now, so a stolen token
+ * lives a day at most (a future `iat` would let `exp` lie years ahead).
  */
 function boundedLifetime(claims: AdminClaims): boolean {
   if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp)) return false;
-  const from = typeof claims.iat === 'number' && Number.isFinite(claims.iat) ? claims.iat : Date.now() / 1000;
-  return claims.exp - from <= MAX_ADMIN_TOKEN_SECONDS;
+  const now = Date.now() / 1000;
+  const from = typeof claims.iat === 'number' && Number.isFinite(claims.iat) ? claims.iat : now;
+  return from <= now + CLOCK_SKEW_SECONDS && claims.exp - from <= MAX_ADMIN_TOKEN_SECONDS;
 }
 
 /**

@@ -73,6 +73,9 @@ describe('admin JWT lifetime and the queue board cookie (CONTRACT 10)', () => {
     expect(await status(raw({ iat: now(), exp: now() + 24 * 3600 + 60 }))).toBe(401);
     expect(await status(raw({ iat: now() - 3600, exp: now() + 23 * 3600 + 60 }))).toBe(401);
     expect(await status(raw({ exp: now() + 24 * 3600 + 60 }))).toBe(401);
+    // Issued "in ten years": its exp is an hour after its iat, but ten years from now.
+    const tenYears = 10 * 365 * 24 * 3600;
+    expect(await status(raw({ iat: now() + tenYears, exp: now() + tenYears + 3600 }))).toBe(401);
     const res = await t.request({ ...brand, headers: { authorization: `Bearer ${raw({})}` } });
     expect(res.json()).toEqual({ error: 'unauthorized' });
   });
@@ -80,6 +83,8 @@ describe('admin JWT lifetime and the queue board cookie (CONTRACT 10)', () => {
   it('accepts a token whose exp is at most 24 hours after iat, or after now without iat', async () => {
     expect(await status(raw({ iat: now(), exp: now() + 24 * 3600 }))).toBe(201);
     expect(await status(raw({ exp: now() + 24 * 3600 - 60 }))).toBe(201);
+    // A signer whose clock runs a little ahead.
+    expect(await status(raw({ iat: now() + 30, exp: now() + 3600 }))).toBe(201);
   });
 
   it('sets no queue board cookie from a token it has not verified', async () => {
