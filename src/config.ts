@@ -11,10 +11,13 @@ import { z } from 'zod';
  */
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: wholeNumber(0, 65535, 3000),
+  HOST: z.string().refine(isHostOrIp, 'must be a host name or an IP address').default('127.0.0.1'),
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).default('postgres://localhost:5432/svc'),
-  REDIS_URL: z.url({ protocol: /^rediss?$/ }).default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .url({ protocol: /^rediss?$/ })
+    .refine((v) => /^\/?\d*$/.test(new URL(v).pathname), 'must name a database by its number (/N), if any')
+    .default('redis://127.0.0.1:6379'),
   CLICKHOUSE_URL: z.url({ protocol: /^https?$/ }).optional(),
   CLICKHOUSE_DATABASE: z
     .string()
@@ -36,7 +39,7 @@ const envSchema = z.object({
    * Behind a reverse proxy: `true` trusts X-Forwarded-For from any hop, or a comma-separated
    * list of proxy addresses/CIDRs. Decides req.ip (login rate limits, install IP matching).
    */
-  TRUST_PROXY: z.string().optional(),
+  TRUST_PROXY: z.string().refine(isTrustProxy, 'must be true, false or a comma-separated list of proxy addresses or CIDRs').optional(),
   /** Name servers for domain verification look-ups, `ip` or `ip:port`, comma-separated; unset: the system's. */
   DNS_SERVERS: z
     .string()
@@ -60,21 +63,57 @@ const envSchema = z.object({
   RATE_LIMIT_PUBLIC_IP: perMinute(6000),
   RATE_LIMIT_PIXEL_KEY: perMinute(0),
   /** Redis memory the install IP match may hold, in MiB (docs/operations.md). */
-  IP_MATCH_MEMORY_MB: z.coerce.number().int().min(1).max(4096).default(64),
+  IP_MATCH_MEMORY_MB: wholeNumber(1, 4096, 64),
   /** Memory for answers of reads over facts, in MiB (src/http/answer-cache.ts); 0 turns the cache off. */
-  READ_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(64),
+  READ_CACHE_MB: wholeNumber(0, 4096, 64),
   /** /healthz lists `ingestion_lag` past this age of the oldest fact not yet queryable. */
-  INGESTION_LAG_DEGRADED_SECONDS: z.coerce.number().int().min(1).default(300),
+  INGESTION_LAG_DEGRADED_SECONDS: wholeNumber(1, 86_400, 300),
   /** /healthz lists `queue_stalled:<kind>` when a queue's oldest waiting job is this old. */
-  QUEUE_STALLED_SECONDS: z.coerce.number().int().min(1).default(120),
+  QUEUE_STALLED_SECONDS: wholeNumber(1, 86_400, 120),
 });
 
+/**
+ * A whole number in [min, max], written in digits only: a blank, `1e3`, `Infinity` or `0x10`
+ * stops the start (coerced, a blank would read as 0, which turns a rate limit off).
+ */
+function wholeNumber(min: number, max: number, fallback: number) {
+  return z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min).max(max))
+    .default(fallback);
+}
+
 function millis(fallback: number) {
-  return z.coerce.number().int().min(1).max(600_000).default(fallback);
+  return wholeNumber(1, 600_000, fallback);
 }
 
 function perMinute(fallback: number) {
-  return z.coerce.number().int().min(0).default(fallback);
+  return wholeNumber(0, 1_000_000_000, fallback);
+}
+
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
+const HOST_NAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
+
+/** An address to listen on: an IP address or a host name (`localhost`, `svc.internal`). */
+function isHostOrIp(value: string): boolean {
+  return isIP(value) !== 0 || (value.length <= 253 && HOST_NAME.test(value));
+}
+
+/** TRUST_PROXY as Fastify takes it: `true`, `false`, or addresses, CIDRs (`/bits` or `/netmask`) and proxy-addr's names. */
+function isTrustProxy(value: string): boolean {
+  if (value === 'true' || value === 'false') return true;
+  return value.split(',').every((entry) => {
+    const proxy = entry.trim();
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(proxy)) return true;
+    const [address = '', range, ...rest] = proxy.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    if (range === undefined) return true;
+    if (/^\d+$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+    return family === 4 && isIP(range) === 4;
+  });
 }
 
 export type Config = {
@@ -110,7 +149,8 @@ export class ConfigError extends Error {}
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings count as unset, as in most twelve-factor tooling.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const parsed = envSchema.safeParse(cleaned);
+  // The input kept in each issue tells a variable given a bad value from one not given.
+  const parsed = envSchema.safeParse(cleaned, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const name = String(issue.path[0] ?? 'environment');

@@ -31,6 +31,36 @@ describe('configuration (CONTRACT 2)', () => {
     expect(() => loadConfig({ DATA_DIR: dataDir, CLICKHOUSE_DATABASE: 'a;drop' })).toThrowError(/CLICKHOUSE_DATABASE/);
   });
 
+  it('stops on a value it would otherwise misread, saying what is wrong with it', () => {
+    const refused = (name: string, value: string) => {
+      try {
+        loadConfig({ DATA_DIR: dataDir, [name]: value });
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    // A blank number read as 0 would turn a limit off or listen on a random port.
+    expect(refused('RATE_LIMIT_DATA_API', ' ')).toBe('Invalid configuration: RATE_LIMIT_DATA_API must be a whole number (got " ")');
+    expect(refused('PORT', ' ')).toMatch(/^Invalid configuration: PORT must be a whole number/);
+    expect(refused('RATE_LIMIT_PUBLIC_IP', 'Infinity')).toMatch(/RATE_LIMIT_PUBLIC_IP must be a whole number/);
+    expect(refused('PG_STATEMENT_TIMEOUT_MS', '1e3')).toMatch(/PG_STATEMENT_TIMEOUT_MS must be a whole number/);
+    expect(refused('PORT', 'abc')).not.toMatch(/required/);
+    expect(refused('HOST', ' ')).toMatch(/HOST must be a host name or an IP address/);
+    expect(refused('TRUST_PROXY', 'garbage')).toMatch(/TRUST_PROXY must be true, false or a comma-separated list/);
+    expect(refused('TRUST_PROXY', '10.0.0.0/33')).toMatch(/TRUST_PROXY/);
+    expect(refused('REDIS_URL', 'redis://127.0.0.1:6379/abc')).toMatch(/REDIS_URL must name a database by its number/);
+    for (const [name, value] of [
+      ['TRUST_PROXY', 'loopback, 10.0.0.0/8'],
+      ['TRUST_PROXY', '10.0.0.0/255.0.0.0,::1/128'],
+      ['HOST', '::'],
+      ['HOST', 'svc.internal'],
+      ['REDIS_URL', 'redis://:pw@127.0.0.1:6379/2'],
+    ]) {
+      expect(refused(name!, value!), `${name}=${value}`).toBe('accepted');
+    }
+  });
+
   it('requires both secrets in production and generates stable ones elsewhere', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: dataDir })).toThrowError(ConfigError);
     expect(() =>
