@@ -18,6 +18,7 @@ export type LinkHostDeps = {
 /** The slug's length POST /clicks reads (its `slug` field is cut there): a longer path is that slug, no link's, so the root link's. */
 const MAX_SLUG = 2048;
 
+const UNAVAILABLE = () => messagePage('Temporarily unavailable', 'This link cannot be opened right now. Please try again in a minute.');
 const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you followed does not lead anywhere right now. Check it with whoever shared it.');
 
 /**
@@ -29,9 +30,15 @@ export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
   const unqueued = new RepeatedLog(deps.log, 'warn', 'could not queue link-host clicks; visitors are served without a click token');
   app.addHook('onRequest', async (req, reply) => {
     const domain = await deps.hosts.match(visitedHost(req));
-    if (!domain) return;
-    await serveVisit(req, reply, domain, { ...deps, unqueued });
-    return reply;
+    if (domain) {
+      await serveVisit(req, reply, domain, { ...deps, unqueued });
+      return reply;
+    }
+    // No domain list yet (Postgres down since the start): a request no API route takes may be a visit (CONTRACT 9).
+    if (!deps.hosts.known && !req.routeOptions.url) {
+      sendPage(reply.header('cache-control', 'no-store'), 503, UNAVAILABLE());
+      return reply;
+    }
   });
   app.addHook('onClose', async () => unqueued.flush());
 }
@@ -75,7 +82,7 @@ async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: stri
     link = await deps.clicks.link(domain, target.slug);
   } catch (err) {
     deps.log.error({ err }, 'could not resolve a link for the link host');
-    sendPage(reply, 503, messagePage('Temporarily unavailable', 'This link cannot be opened right now. Please try again in a minute.'));
+    sendPage(reply, 503, UNAVAILABLE());
     return;
   }
   if (!link) {

@@ -167,4 +167,21 @@ describe('link host with Postgres down', () => {
     proxy.restore();
     await eventually(() => visit(t, acme.hostname, '/app').then((r) => r.statusCode), (status) => status === 200, 15_000);
   });
+
+  it('down since the start (no domain list read): a path no API route takes is a 503 page, API routes answer 503 JSON', async () => {
+    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
+    proxies.push(proxy);
+    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhstart_${randomBytes(5).toString('hex')}` } });
+    services.push(t);
+    proxy.cut(); // before the first request, which would read the list
+    const page = await visit(t, 'go.unknown-yet.example', '/maya');
+    expect(page.statusCode).toBe(503);
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(page.body).toContain('Temporarily unavailable');
+    const api = await t.request({ method: 'GET', url: '/api/v1/brand', headers: { authorization: 'Bearer sk_test_nothing' } });
+    expect([api.statusCode, api.json()]).toEqual([503, { error: 'unavailable' }]);
+
+    proxy.restore();
+    await eventually(() => visit(t, 'go.unknown-yet.example', '/maya').then((r) => r.statusCode), (status) => status === 404, 15_000);
+  });
 });
