@@ -44,15 +44,16 @@ export type DataRequest<Q> = DataContext & {
   metricsSince(): Promise<string | null>;
 };
 
-/** Authenticates the API key, counts it against its rate limit and loads its brand (in that order). */
+/** Counts the API key against its rate limit, authenticates it and loads its brand (in that order). */
 export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges }: DataApiDeps) {
   const queries = new DataQueries(warehouse);
   const apiKeys = new ApiKeys(db);
   const brands = new BrandDirectory(db, recordChanges);
   return async function open(req: FastifyRequest, reply: FastifyReply): Promise<DataContext> {
+    // Per API key (CONTRACT 10), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
+    const key = apiKeyOf(req);
+    if (key) await enforceRateLimit(reply, rateLimiter, 'data_api', key);
     const brandId = await apiKeys.brandIdFor(req);
-    // Per API key (CONTRACT 10): counted once the key is known to be valid.
-    await enforceRateLimit(reply, rateLimiter, 'data_api', apiKeyOf(req)!);
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);

@@ -140,6 +140,18 @@ describe('per Data API key (RATE_LIMIT_DATA_API)', () => {
     expectRefused(await get(first.key), 3);
     expect((await get(second.key)).statusCode).toBe(200);
   });
+
+  it('counts a wrong key too: its 401 carries the headers, and guessing it is limited', async () => {
+    await freshWindow();
+    const wrong = `sk_live_${uniqueId()}`;
+    const get = () => t.request({ method: 'GET', url: '/api/v1/brand', headers: { authorization: `Bearer ${wrong}` } });
+    for (let n = 1; n <= 3; n++) {
+      const res = await get();
+      expect([res.statusCode, res.json()]).toEqual([401, { error: 'invalid_api_key' }]);
+      expect(limitHeaders(res)).toMatchObject({ limit: 3, remaining: 3 - n });
+    }
+    expectRefused(await get(), 3);
+  });
 });
 
 describe('the limiter', () => {
