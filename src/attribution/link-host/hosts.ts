@@ -11,7 +11,7 @@ const MAX_REMEMBERED_HOSTS = 10_000;
 /**
  * Which `Host` headers name an attribution domain (CONTRACT 9), answered from memory: the hostnames
  * read once per `link_changes` generation, and every STALE_MS while the feed is down. When Postgres
- * cannot be read the last list serves; with none, no host is known to be one (`known`).
+ * cannot be read the last list serves; with none, no host is known to be one (`unreadable`).
  */
 export class AttributionHosts {
   private hosts: Set<string> | undefined;
@@ -28,9 +28,9 @@ export class AttributionHosts {
     private readonly log: Logger,
   ) {}
 
-  /** Whether a list of domains was ever read: without one (Postgres unreadable since the start) no host is known either way. */
-  get known(): boolean {
-    return this.hosts !== undefined;
+  /** Whether no list of domains could be read yet (Postgres down since the start): no host is known either way. */
+  get unreadable(): boolean {
+    return this.hosts === undefined && this.failed;
   }
 
   /** The attribution domain `hostHeader` names (lower case, no port, no `www.`, ASCII), or null. */

@@ -35,7 +35,7 @@ export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
       return reply;
     }
     // No domain list yet (Postgres down since the start): a request no API route takes may be a visit (CONTRACT 9).
-    if (!deps.hosts.known && !req.routeOptions.url) {
+    if (deps.hosts.unreadable && !req.routeOptions.url) {
       sendPage(reply.header('cache-control', 'no-store'), 503, UNAVAILABLE());
       return reply;
     }
