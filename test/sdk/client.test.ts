@@ -152,6 +152,22 @@ describe('timeouts', () => {
     expect(sent[0]!.body.install_id).toMatch(UUID_V4);
     expect(logs.some((m) => m.includes('cannot read svc_install_id'))).toBe(true);
   });
+
+  it('gives up on a clipboard read after 30 s (a paste prompt left unanswered): the install goes without a token, and the purchase after it', async () => {
+    vi.useFakeTimers();
+    const sent = stubFetch(({ path }) => Response.json({ ok: true, duplicate: false, ...(path.endsWith('/installs') ? { install: {} } : {}) }, { status: 201 }));
+    const { c, logs } = client({ clipboard: { getString: () => new Promise<string>(() => undefined) } });
+    const install = c.trackInstall({ readClipboard: true });
+    const purchase = c.trackPurchase({ transactionId: 'after-prompt', amount: 2, currency: 'USD' });
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(sent).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(install).resolves.toEqual({ ok: true, duplicate: false, install: {} });
+    await expect(purchase).resolves.toBe(true);
+    expect(sent.map((r) => r.path)).toEqual(['/api/public/attribution/installs', '/api/public/attribution/events']);
+    expect(sent[0]!.body).not.toHaveProperty('clipboard_token');
+    expect(logs.some((m) => m.includes('clipboard: cannot read it'))).toBe(true);
+  });
 });
 
 describe('failures never reach the app', () => {

@@ -93,6 +93,11 @@ export const PENDING_PURCHASES_LIMIT = 100;
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** A storage call that has not settled by then counts as failed. */
 export const STORAGE_TIMEOUT_MS = 5_000;
+/**
+ * A clipboard read that has not settled by then gives no token. Longer than storage's: the
+ * system's paste prompt waits for the user, and until the read ends the install (and any purchase) waits.
+ */
+export const CLIPBOARD_TIMEOUT_MS = 30_000;
 
 /** A click token's shape (`svc_` and base64url): clipboard text that merely starts with `svc_` stays on the device. */
 const CLICK_TOKEN = /^svc_[A-Za-z0-9_-]+$/;
@@ -364,7 +369,12 @@ export function createClient(config: SvcConfig): SvcClient {
     let clipboardToken = before?.clipboard_token;
     if (!clipboardToken && options.readClipboard === true && config.clipboard && typeof config.clipboard.getString === 'function') {
       try {
-        const text = trimmed(await config.clipboard.getString());
+        const read = Promise.resolve(config.clipboard.getString());
+        const text = trimmed(
+          await within<unknown>(read, CLIPBOARD_TIMEOUT_MS, () => {
+            throw new Error(`clipboard getString timed out after ${CLIPBOARD_TIMEOUT_MS} ms`);
+          }),
+        );
         // Anything but a click token stays on the device: it is never sent nor logged.
         if (text && CLICK_TOKEN.test(text)) clipboardToken = text;
       } catch (error) {
