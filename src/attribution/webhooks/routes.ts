@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { attributionErrorHandler } from '../../http/errors';
 import type { Config } from '../../config';
 import type { Db } from '../../db/database';
+import { isStorableValue } from '../../storable-text';
 import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
 import { type Delivery, type Mapped, unparseable, WebhookRejection } from './connector';
@@ -53,10 +54,12 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
       // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
       const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });
       const events = connector.parse(verified, delivery);
+      // Text no store can hold (NUL, a lone surrogate) anywhere in the events: refused before any look-up reads it (CONTRACT 10).
+      if (!isStorableValue(events)) throw unparseable('unrecordable_values');
       const context = ledger.context(settings);
       mapped = [];
       for (const event of events) mapped.push(await connector.map(event, context));
-      // A row the ledger cannot store (date, amount, NUL) fails the whole delivery as unparseable, before anything is recorded.
+      // A row the ledger cannot store (date, amount) fails the whole delivery as unparseable, before anything is recorded.
       if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
     } catch (err) {
       if (!(err instanceof WebhookRejection)) throw err;

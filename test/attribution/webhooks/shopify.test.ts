@@ -80,12 +80,15 @@ describe('Shopify authentication', () => {
     // A lone UTF-16 surrogate (CONTRACT 10): JSON.stringify writes it as the escape \ud800.
     const surrogate = order('5523000000093', { note_attributes: [{ name: 'svc_install_id', value: '\ud800b' }] });
     expect(await send(surrogate)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    // In a discount code, which mapping looks up among the brand's codes before any row is made.
+    const nulCode = order('5523000000094', { discount_codes: [{ code: 'MA\u0000YA' }] });
+    expect(await send(nulCode)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     const huge = order('5523000000092', { total_price: '100000000000000000000.00' });
     expect(await send(huge)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     const rows = await t.services.db
       .selectFrom('ledger_events')
       .select('id')
-      .where('transaction_id', 'in', ['shopify:order:5523000000090', 'shopify:order:5523000000091', 'shopify:order:5523000000092', 'shopify:order:5523000000093'])
+      .where('transaction_id', 'in', ['shopify:order:5523000000090', 'shopify:order:5523000000091', 'shopify:order:5523000000092', 'shopify:order:5523000000093', 'shopify:order:5523000000094'])
       .execute();
     expect(rows).toEqual([]);
   });
