@@ -214,6 +214,24 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await text('[data-metric="clicks"] .value')).toBe(int.format(week.clicks));
     expect(await text('.range-shown')).toContain(new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeZone: 'UTC' }).format(new Date(`${week.start_date}T00:00:00Z`)));
 
+    // Arrow keys move through the periods, one step after another (the page redrawn keeps the focus).
+    await page.getByRole('radio', { name: 'Last 7 days' }).focus();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL(/period=30d/);
+    await settled();
+    await page.keyboard.press('ArrowRight');
+    await page.waitForURL(/period=90d/);
+    await settled();
+    expect(await page.getByRole('radio', { name: 'Last 90 days' }).isChecked()).toBe(true);
+    // Through a page without a period (Setup), the navigation still carries it.
+    const nav = page.getByRole('navigation', { name: 'Portal pages' });
+    await nav.getByRole('link', { name: 'Setup' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Setup' }).waitFor();
+    await nav.getByRole('link', { name: 'Overview' }).click();
+    await page.waitForURL(/\/portal\/\?period=90d$/);
+    await settled();
+    expect(await page.getByRole('radio', { name: 'Last 90 days' }).isChecked()).toBe(true);
+
     await page.locator('label', { hasText: 'Custom dates' }).click();
     await page.getByLabel('From', { exact: true }).fill(addDays(today, -45));
     await page.getByLabel('To', { exact: true }).fill(addDays(today, -1));
@@ -451,6 +469,29 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(await text('.login [role="status"]')).toBe('You are logged out.');
     expect((await portal(t, `svc_session=${cookie.value}`).get('/overview')).statusCode).toBe(401);
     await page.reload();
+    await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
+  });
+
+  it("after logging out and in as another brand's user, offers only that brand's creators", async () => {
+    const login = async (email: string) => {
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(PORTAL_PASSWORD);
+      await page.getByRole('button', { name: 'Log in' }).click();
+    };
+    const creatorChoices = async () => {
+      await page.getByRole('navigation', { name: 'Portal pages' }).getByRole('link', { name: 'Events' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Events' }).waitFor();
+      await settled();
+      return page.getByLabel('Creator').locator('option').allTextContents();
+    };
+    await login(EMAIL);
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await expect.poll(creatorChoices).toEqual(['All creators', 'Anna Berg', 'Bob Stone']);
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await login(EMPTY_EMAIL); // the same page, not reloaded
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await expect.poll(creatorChoices).toEqual(['All creators']);
+    await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByRole('heading', { name: 'Log in to your brand portal' }).waitFor();
   });
 

@@ -3,7 +3,12 @@ import { h, uid } from './dom';
 
 let creatorList: Promise<CreatorRef[]> | null = null;
 
-/** Every creator with a link or a code: the creator filters' choices, read once per page load. */
+/** Forgets the creators read: the next session may be another brand's (CONTRACT 6: a session sees one brand). */
+export function forgetCreators(): void {
+  creatorList = null;
+}
+
+/** Every creator with a link or a code: the creator filters' choices, read once per session. */
 function creators(): Promise<CreatorRef[]> {
   creatorList ??= Promise.all([
     api<Page<{ creator: CreatorRef }>>('GET', '/attribution/links?limit=100'),

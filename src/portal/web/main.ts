@@ -1,6 +1,7 @@
 import 'uplot/dist/uPlot.min.css';
 import './portal.css';
 import { ApiError, api, UNAUTHORIZED_EVENT } from './api';
+import { forgetCreators } from './creators';
 import { announce, h } from './dom';
 import type { PortalPage } from './page';
 import { codesPage, linksPage } from './pages/links';
@@ -9,7 +10,7 @@ import { domainsPage } from './pages/domains';
 import { eventsPage } from './pages/events';
 import { overviewPage } from './pages/overview';
 import { setupPage } from './pages/setup';
-import { type Range, rangeQuery } from './period';
+import { currentRange, type Range, rangeQuery } from './period';
 import { errorBox, field, submitting } from './ui';
 
 /**
@@ -27,14 +28,14 @@ const top = document.getElementById('top')!;
 
 const pagePath = () => location.pathname.replace(/^\/portal\/?/, '').replace(/\/$/, '');
 
-/** The link to a page, with the current period when the page reads over time. */
+/** The period of the last page that reads over time: pages without one (setup, domains) pass it on. */
+let lastRange: Range = currentRange();
+
+/** The link to a page, with the period when the page reads over time (the navigation carries it). */
 function href(page: PortalPage): string {
   const base = `/portal/${page.path}`;
   if (!page.ranged) return base;
-  const q = new URLSearchParams(location.search);
-  const range: Range = { period: q.get('period') ?? '30d', start_date: q.get('start_date') ?? undefined, end_date: q.get('end_date') ?? undefined };
-  if (range.start_date && range.end_date) range.period = 'custom';
-  return range.period === '30d' ? base : `${base}?${rangeQuery(range)}`;
+  return lastRange.period === '30d' ? base : `${base}?${rangeQuery(lastRange)}`;
 }
 
 function renderHeader(s: Session): void {
@@ -59,6 +60,10 @@ function renderHeader(s: Session): void {
 async function route(focus: boolean): Promise<void> {
   if (!session) return;
   const page = PAGES.find((p) => p.path === pagePath());
+  if (page?.ranged) lastRange = currentRange();
+  // A re-render after a control changed keeps focus on that control: arrow keys in a radio group go on.
+  const focused = document.activeElement;
+  const refocus = !focus && focused instanceof HTMLInputElement && focused.type === 'radio' && main.contains(focused) ? focused.value : null;
   for (const link of top.querySelectorAll<HTMLAnchorElement>('nav a')) {
     const p = PAGES.find((x) => x.path === link.dataset.nav)!;
     link.href = href(p);
@@ -77,10 +82,12 @@ async function route(focus: boolean): Promise<void> {
   const rerender = () => void route(false);
   await page.render(view, rerender);
   if (focus) view.querySelector<HTMLElement>('h1')?.focus();
+  else if (refocus) view.querySelector<HTMLInputElement>(`input[type="radio"][value="${CSS.escape(refocus)}"]`)?.focus();
 }
 
 function showLogin(message?: string): void {
   session = null;
+  forgetCreators();
   top.hidden = true;
   top.replaceChildren();
   document.title = 'Log in · Brand portal';

@@ -78,7 +78,7 @@ export const eventsPage: PortalPage = {
     const body = h('div', { 'aria-busy': 'true' }, loading('events'));
     append(view, [
       h('h1', { tabindex: -1 }, sandbox ? 'Events: sandbox' : 'Events'),
-      h('p', { class: 'lead' }, 'Every purchase, refund, sign-up and install the service recorded, newest first, with what it was credited to.'),
+      h('p', { class: 'lead' }, 'Every ledger event the service recorded (purchases, refunds, sign-ups and the other event types), newest first, with what it was credited to. App installs are counted on the overview and the links.'),
       periodPicker(rerender),
       h(
         'div',
