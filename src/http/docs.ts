@@ -42,7 +42,7 @@ blockquote { margin: 1rem 0; padding-left: 1rem; border-left: 3px solid var(--li
 `;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 /** No script, no frames, no other origin: only the page's own style block (by hash) and same-origin images. */
-export const SDK_DOCS_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+export const SDK_DOCS_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 function toc(docs: { id: string; headings: Heading[] }[]): string {
   const entries = docs.map(({ headings }) => {
@@ -66,6 +66,7 @@ export function sdkDocs(publicBaseUrl: string) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Mobile SDK documentation</title>
+<link rel="icon" href="data:,">
 <style>${STYLE}</style>
 </head>
 <body>
