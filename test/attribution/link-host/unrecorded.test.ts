@@ -119,14 +119,26 @@ describe('link host behind a proxy (TRUST_PROXY)', () => {
   });
 });
 
+/** A test service whose Postgres is reached through a proxy the test can freeze or cut. */
+async function behindPostgresProxy() {
+  const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
+  proxies.push(proxy);
+  const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhpg_${randomBytes(5).toString('hex')}` } });
+  services.push(t);
+  return { proxy, t };
+}
+
+/** The same, with a brand whose web link `/maya` was visited once (so this process holds it). */
+async function brandBehindPostgresProxy(name: string) {
+  const { proxy, t } = await behindPostgresProxy();
+  const acme = await attributionBrand(t, name);
+  expect((await visit(t, acme.hostname, '/maya')).statusCode).toBe(302);
+  return { proxy, t, acme };
+}
+
 describe('link host with Postgres hung', () => {
   it('serves a link it holds in memory, and answers a 503 page within 5 s for one it must read', async () => {
-    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
-    proxies.push(proxy);
-    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhpg_${randomBytes(5).toString('hex')}` } });
-    services.push(t);
-    const acme = await attributionBrand(t, 'Hung');
-    expect((await visit(t, acme.hostname, '/maya')).statusCode).toBe(302);
+    const { proxy, t, acme } = await brandBehindPostgresProxy('Hung');
 
     proxy.freeze();
     const cached = await visit(t, acme.hostname, '/maya');
@@ -145,12 +157,7 @@ describe('link host with Postgres hung', () => {
 
 describe('link host with Postgres down', () => {
   it('serves the links it read before, POST /clicks too, and a 503 page for one it never read', async () => {
-    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
-    proxies.push(proxy);
-    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhdown_${randomBytes(5).toString('hex')}` } });
-    services.push(t);
-    const acme = await attributionBrand(t, 'Down');
-    expect((await visit(t, acme.hostname, '/maya')).statusCode).toBe(302);
+    const { proxy, t, acme } = await brandBehindPostgresProxy('Down');
 
     proxy.cut();
     // The change feed hears the connection drop: nothing cached is known to be current any more.
@@ -169,10 +176,7 @@ describe('link host with Postgres down', () => {
   });
 
   it('down since the start (no domain list read): a path no API route takes is a 503 page, API routes answer 503 JSON', async () => {
-    const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
-    proxies.push(proxy);
-    const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhstart_${randomBytes(5).toString('hex')}` } });
-    services.push(t);
+    const { proxy, t } = await behindPostgresProxy();
     proxy.cut(); // before the first request, which would read the list
     const page = await visit(t, 'go.unknown-yet.example', '/maya');
     expect(page.statusCode).toBe(503);
