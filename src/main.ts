@@ -4,7 +4,7 @@ import { buildApp } from './app';
 import { type Config, ConfigError, loadConfig } from './config';
 import { loadDemoOnFirstStart } from './demo';
 import { createLogger } from './logger';
-import { closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
+import { checkRedisDatabase, closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
 import { RELEASE_WAIT_MS, waitForRelease } from './wait-for-release';
 
 type Mode = 'all' | 'api' | 'workers';
@@ -22,6 +22,7 @@ async function main(mode: Mode): Promise<void> {
     );
   }
   const services = await createServices(config, log);
+  await checkRedisDatabase(services.redis, config.redisUrl);
   await migrate(services);
   await warnOnUnsafeRedis(services.redis, log);
 

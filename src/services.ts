@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Config } from './config';
+import { type Config, ConfigError } from './config';
 import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
 import { type RecordChanges, recordChanges as recordChangesFeed } from './db/record-changes';
@@ -102,5 +102,21 @@ export async function warnOnUnsafeRedis(redis: Redis, log: Logger): Promise<void
     if (policy !== 'noeviction') log.warn(`Redis maxmemory-policy is ${policy}: BullMQ needs noeviction`);
   } catch {
     log.warn('could not read Redis configuration (CONFIG GET refused); check appendonly yes and noeviction');
+  }
+}
+
+/**
+ * REDIS_URL's database number must exist on the server: ioredis logs the refusal and goes on in
+ * database 0, beside whatever else lives there. A Redis not answering yet proves nothing.
+ */
+export async function checkRedisDatabase(redis: Redis, redisUrl: string): Promise<void> {
+  const db = Number(new URL(redisUrl).pathname.slice(1) || 0);
+  if (db === 0) return;
+  try {
+    await redis.select(db);
+  } catch (err) {
+    if (/out of range/i.test((err as Error).message)) {
+      throw new ConfigError(`Invalid configuration: REDIS_URL names database ${db}, which this Redis server does not have (its "databases" setting)`);
+    }
   }
 }

@@ -119,6 +119,22 @@ describe('npm start', () => {
   }, 150_000);
 });
 
+describe('a service given a Redis database its server does not have', () => {
+  it('stops at once with one line naming REDIS_URL, instead of running in database 0', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-redis99-'));
+    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    redisUrl.pathname = '/99';
+    const child = spawn(SERVICE[0]!, SERVICE.slice(1), { env: { ...env, DATA_DIR: dataDir, REDIS_URL: redisUrl.toString() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    expect(await exited(child)).toBe(1);
+    expect(stderr.trim()).toBe('Invalid configuration: REDIS_URL names database 99, which this Redis server does not have (its "databases" setting)');
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+});
+
 describe('a service whose parent is gone', () => {
   it('shuts down rather than live on holding its port and data directory', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-orphan-'));
