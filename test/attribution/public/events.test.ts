@@ -244,6 +244,14 @@ describe('events: purchase inheritance (SPEC 3.2)', () => {
     expect(await ledgerRow(tx)).toMatchObject({ code_id: acme.code.id, code_label: acme.code.label, creator_id: acme.creator.id, resolution_method: 'code', confidence: 0.9 });
   });
 
+  it('inherits from an install whose id was longer than 128 characters (kept cut there) when the purchase sends the same long id', async () => {
+    const installId = `${uniqueId('long')}-${'x'.repeat(150)}`;
+    await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: installId, platform: 'ios', code: acme.code.label });
+    const tx = uniqueId('inherit-long');
+    await recordEvent({ transaction_id: tx, source: 'sdk', external_user_id: installId, amount: 2 });
+    expect(await ledgerRow(tx)).toMatchObject({ code_id: acme.code.id, resolution_method: 'code', confidence: 0.9 });
+  });
+
   it('does not inherit with a click token of its own, for other event types, or from another brand’s install', async () => {
     const installId = crypto.randomUUID();
     await clipboardInstall(installId);
