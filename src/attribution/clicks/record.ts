@@ -76,7 +76,7 @@ export class ClickRecorder {
       ipHash: visitorIpHash,
       bot: visit.bot,
     };
-    const remembered = recentAppClicks.remember(link.brandId, visitorIpHash, platform, link.id).catch((err) => this.unremembered.report({ err }));
+    const remembered = recentAppClicks.remember(link.brandId, visitorIpHash, platform, link.id, at).catch((err) => this.unremembered.report({ err }));
     await queues.add('clicks', [clickFact(link, click, at)]);
     await remembered;
     return { ...destinations(link, platform, utm, token), click_token: token };

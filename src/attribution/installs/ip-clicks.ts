@@ -4,6 +4,8 @@ import type { DevicePlatform } from '../links/visitor';
 
 /** How long an app-link click can explain an install from the same IP. */
 export const IP_MATCH_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** How far after an install's own time (the device's clock) a click may be and still have led to it. */
+const DEVICE_CLOCK_SLACK_MS = 60 * 60 * 1000;
 
 /** Default Redis memory of the IP match (CONTRACT 10: at most 64 MiB; IP_MATCH_MEMORY_MB). */
 export const DEFAULT_IP_MATCH_BYTES = 64 * 1024 * 1024;
@@ -53,33 +55,35 @@ export class RecentAppClicks {
     };
   }
 
-  async remember(brandId: string, ipHash: string, platform: DevicePlatform | null, linkId: number): Promise<void> {
+  /** Remembers a click on an app link made `at` (now, but for the demo's click history). */
+  async remember(brandId: string, ipHash: string, platform: DevicePlatform | null, linkId: number, at: Date): Promise<void> {
     if (!ipHash || platform === 'desktop' || this.redis.status !== 'ready') return;
     const slot = this.slot(brandId, ipHash, platform ?? 'any');
     const value = Buffer.alloc(SLOT_BYTES);
     slot.fingerprint.copy(value, 0);
     value.writeUInt32BE(linkId >>> 0, 8);
-    value.writeUInt32BE(Math.floor(Date.now() / 1000), 12);
+    value.writeUInt32BE(Math.floor(at.getTime() / 1000), 12);
     await this.redis.eval(REMEMBER, 1, slot.key, slot.offset, value, CHUNK_BYTES, IP_MATCH_WINDOW_MS);
   }
 
   /**
-   * The link of the latest click from this IP hash within the window, on the same platform
-   * when the click's is known; null also when Redis is away (the match is skipped).
+   * The link of the latest click from this IP hash in the window before the install (`installedAt`),
+   * on the same platform when the click's is known; null also when Redis is away (the match is skipped).
    */
-  async linkFor(brandId: string, ipHash: string, platform: 'ios' | 'android'): Promise<number | null> {
+  async linkFor(brandId: string, ipHash: string, platform: 'ios' | 'android', installedAt: Date): Promise<number | null> {
     if (!ipHash || this.redis.status !== 'ready') return null;
     const slots = [platform, 'any'].map((field) => this.slot(brandId, ipHash, field));
     const pipeline = this.redis.pipeline();
     for (const s of slots) pipeline.getrangeBuffer(s.key, s.offset, s.offset + SLOT_BYTES - 1);
     const results = await pipeline.exec().catch(() => null);
     if (!results) return null;
-    const now = Date.now();
+    // A click after the install did not lead to it; a device clock a little behind the server's is forgiven.
+    const installed = installedAt.getTime();
     const clicks = slots
       .map((s, i) => ({ s, value: results[i]?.[1] as Buffer | undefined }))
       .filter(({ s, value }) => value?.length === SLOT_BYTES && value.subarray(0, 8).equals(s.fingerprint))
       .map(({ value }) => ({ linkId: value!.readUInt32BE(8), at: value!.readUInt32BE(12) * 1000 }))
-      .filter((c) => now - c.at < IP_MATCH_WINDOW_MS)
+      .filter((c) => installed - c.at < IP_MATCH_WINDOW_MS && c.at - installed <= DEVICE_CLOCK_SLACK_MS)
       .sort((a, b) => b.at - a.at);
     return clicks[0]?.linkId ?? null;
   }

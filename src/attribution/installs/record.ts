@@ -115,7 +115,7 @@ export class InstallRecorder {
     if (clipboardLink) return linkCredit('clipboard', clipboardLink);
     const code = await credit.code(brandId, report.code);
     if (code) return codeCredit(code);
-    const clickedLinkId = await recentAppClicks.linkFor(brandId, report.ipHash(), report.platform);
+    const clickedLinkId = await recentAppClicks.linkFor(brandId, report.ipHash(), report.platform, report.occurredAt);
     const clickedLink = clickedLinkId === null ? null : await credit.links.byId(clickedLinkId);
     if (clickedLink?.brandId === brandId) return linkCredit('ip', clickedLink);
     return UNATTRIBUTED;

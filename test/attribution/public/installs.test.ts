@@ -200,6 +200,16 @@ describe('installs: resolution (SPEC 3.1)', () => {
     expect((await install({ install_id: uniqueId(), platform: 'ios' }, '198.51.100.34')).json().install.resolution_method).toBe('ip');
   });
 
+  it('ip: measured from the install’s own time: a click after it did not lead to it (a device clock up to an hour behind is forgiven)', async () => {
+    const ip = '198.51.100.41';
+    await click(t, { domain: acme.hostname, slug: 'app', user_agent: ANDROID, ip });
+    const installedAt = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+    const before = await install({ install_id: uniqueId(), platform: 'android', occurred_at: installedAt(40 * 24 * 3600_000) }, ip);
+    expect(before.json().install.resolution_method).toBe('unattributed');
+    const clockBehind = await install({ install_id: uniqueId(), platform: 'android', occurred_at: installedAt(30 * 60_000) }, ip);
+    expect(clockBehind.json().install.resolution_method).toBe('ip');
+  });
+
   it('code wins over ip', async () => {
     const ip = '198.51.100.40';
     await click(t, { domain: acme.hostname, slug: 'app', user_agent: IPHONE, ip });
