@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import type { z } from 'zod';
@@ -46,7 +46,8 @@ export async function importFile(
     report.records += chunk.records;
   }
   if (refusals > 0 || opts.dryRun) return report;
-  for await (const chunk of validChunks(deps.db, kind, path, () => {})) {
+  // A refusal now (another brand claimed an id meanwhile, the file changed) is reported, never dropped in silence.
+  for await (const chunk of validChunks(deps.db, kind, path, refuse)) {
     report.queued +=
       kind === 'placements'
         ? await queuePlacements(deps, chunk.items as PlacementInput[])
@@ -60,9 +61,19 @@ async function* validChunks(db: Db, kind: ImportKind, path: string, refuse: (lin
   const schema: z.ZodType<PlacementInput | SnapshotInput> = kind === 'placements' ? placementSchema : snapshotSchema;
   let batch: { line: number; item: PlacementInput | SnapshotInput }[] = [];
   let records = 0;
+  // Each placement id's brand in the whole file (CONTRACT 10: an id belongs to one brand), across chunks.
+  const brandOf = new Map<string, string>();
+  const sameBrandAsBefore = ({ line, item }: { line: number; item: PlacementInput | SnapshotInput }) => {
+    const { id, brand_id: brand } = item as PlacementInput;
+    const first = brandOf.get(id);
+    if (first === undefined) brandOf.set(id, brand);
+    else if (first !== brand) refuse(line, 'id: placement id named under another brand earlier in this file');
+    return first === undefined || first === brand;
+  };
   const flush = async () => {
     let items = batch;
     if (kind === 'placements') {
+      items = items.filter(sameBrandAsBefore);
       const problems = await placementReferenceProblems(db, items.map((b) => b.item as PlacementInput));
       const bad = new Set(problems.map((p) => p.index));
       for (const p of problems) refuse(items[p.index]!.line, `${p.field}: ${p.message}`);
@@ -85,15 +96,17 @@ async function* validChunks(db: Db, kind: ImportKind, path: string, refuse: (lin
 
 /** The file's records with their line numbers: CSV by extension, NDJSON otherwise. */
 async function* readRecords(path: string): AsyncGenerator<Parsed> {
+  // Opened first: a missing file is one rejected promise, not an 'error' event nothing listens to.
+  const file = await open(path);
   if (path.toLowerCase().endsWith('.csv')) {
-    const parser = createReadStream(path).pipe(parseCsv({ columns: true, skip_empty_lines: true, info: true }));
+    const parser = file.createReadStream().pipe(parseCsv({ columns: true, skip_empty_lines: true, info: true }));
     for await (const { record, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       yield { line: info.lines, value: fromCsv(record) };
     }
     return;
   }
   let line = 0;
-  for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY })) {
+  for await (const text of createInterface({ input: file.createReadStream(), crlfDelay: Number.POSITIVE_INFINITY })) {
     line++;
     if (text.trim() === '') continue;
     try {

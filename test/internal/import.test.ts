@@ -79,4 +79,23 @@ describe('npm run cli -- import', () => {
     await t.settle();
     expect(await count("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'bad-file-')", {})).toBe(0);
   });
+
+  it('refuses an id named under two brands in chunks far apart (10,000 records a chunk), and queues none of the file', async () => {
+    const other = (await createBrand(t, { name: 'Other' })).id;
+    const otherCampaign = (await createCampaign(t, { brand_id: other, name: 'Theirs' })).id;
+    const placement = (id: string, brand: string, campaign: string) =>
+      JSON.stringify({ id, brand_id: brand, campaign_id: campaign, creator_id: null, platform: 'tiktok', posted_at: '2026-03-01T10:00:00Z' });
+    const lines = [placement('apart-dup', brandId, campaignId)];
+    for (let i = 0; i < 10_000; i++) lines.push(placement(`apart-${i}`, brandId, campaignId));
+    lines.push(placement('apart-dup', other, otherCampaign));
+    const file = join(dir, 'apart.ndjson');
+    writeFileSync(file, lines.join('\n'));
+    const report = await importFile(deps(), 'placements', file);
+    expect(report).toMatchObject({ records: 10_002, queued: 0, refused: [{ line: 10_002, message: 'id: placement id named under another brand earlier in this file' }] });
+  });
+
+  it('answers a missing file with an error naming it, not a crash', async () => {
+    await expect(importFile(deps(), 'snapshots', join(dir, 'nowhere.csv'))).rejects.toThrow(/ENOENT.*nowhere\.csv/);
+    await expect(importFile(deps(), 'placements', join(dir, 'nowhere.ndjson'))).rejects.toThrow(/ENOENT/);
+  });
 });
