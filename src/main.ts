@@ -21,8 +21,8 @@ async function main(mode: Mode): Promise<void> {
       `Invalid configuration: CLICKHOUSE_URL is required for "npm run ${mode}" (embedded ClickHouse runs in one process: use npm start)`,
     );
   }
+  await checkRedisDatabase(config.redisUrl);
   const services = await createServices(config, log);
-  await checkRedisDatabase(services.redis, config.redisUrl);
   await migrate(services);
   await warnOnUnsafeRedis(services.redis, log);
 

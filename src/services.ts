@@ -107,16 +107,24 @@ export async function warnOnUnsafeRedis(redis: Redis, log: Logger): Promise<void
 
 /**
  * REDIS_URL's database number must exist on the server: ioredis logs the refusal and goes on in
- * database 0, beside whatever else lives there. A Redis not answering yet proves nothing.
+ * database 0, beside whatever else lives there. Asked on a connection of its own before any other
+ * opens; a Redis not answering within 2 s proves nothing (the service starts and waits for it).
  */
-export async function checkRedisDatabase(redis: Redis, redisUrl: string): Promise<void> {
+export async function checkRedisDatabase(redisUrl: string): Promise<void> {
   const db = Number(new URL(redisUrl).pathname.slice(1) || 0);
   if (db === 0) return;
+  const inDefault = new URL(redisUrl);
+  inDefault.pathname = ''; // connect in database 0, then ask for this one
+  const redis = createRedis(inDefault.toString(), 'request');
+  redis.on('error', () => {});
   try {
+    await readyWithin(redis, 2000);
     await redis.select(db);
   } catch (err) {
     if (/out of range/i.test((err as Error).message)) {
       throw new ConfigError(`Invalid configuration: REDIS_URL names database ${db}, which this Redis server does not have (its "databases" setting)`);
     }
+  } finally {
+    redis.disconnect();
   }
 }

@@ -124,13 +124,20 @@ describe('a service given a Redis database its server does not have', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-redis99-'));
     const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
     redisUrl.pathname = '/99';
-    const child = spawn(SERVICE[0]!, SERVICE.slice(1), { env: { ...env, DATA_DIR: dataDir, REDIS_URL: redisUrl.toString() }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const prefix = `svcr99_${Date.now()}`;
+    const spawnEnv = { ...env, DATA_DIR: dataDir, REDIS_URL: redisUrl.toString(), QUEUE_PREFIX: prefix };
+    const child = spawn(SERVICE[0]!, SERVICE.slice(1), { env: spawnEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => {
       stderr += d.toString();
     });
     expect(await exited(child)).toBe(1);
     expect(stderr.trim()).toBe('Invalid configuration: REDIS_URL names database 99, which this Redis server does not have (its "databases" setting)');
+    // Asked before any other connection opened: nothing of this service landed in database 0.
+    redisUrl.pathname = '';
+    const redis = new Redis(redisUrl.toString());
+    expect(await redis.keys(`${prefix}:*`)).toEqual([]);
+    await redis.quit();
     rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 });
