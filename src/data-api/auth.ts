@@ -33,9 +33,8 @@ export class ApiKeys {
     this.cache = new BoundedMap({ maxEntries });
   }
 
-  /** The brand the request's key belongs to; 401 when the key is missing, unknown or revoked. */
-  async brandIdFor(req: FastifyRequest): Promise<string> {
-    const key = apiKeyOf(req);
+  /** The brand `key` (as `apiKeyOf` reads it) belongs to; 401 when it is missing, unknown or revoked. */
+  async brandIdFor(key: string | undefined): Promise<string> {
     if (!key) throw new HttpError(401, { error: 'missing_api_key' });
     const brandId = await this.lookup(sha256(key));
     if (!brandId) throw new HttpError(401, { error: 'invalid_api_key' });

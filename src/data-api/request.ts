@@ -53,7 +53,7 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
     // Per API key (CONTRACT 10), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
     const key = apiKeyOf(req);
     if (key) await enforceRateLimit(reply, rateLimiter, 'data_api', key);
-    const brandId = await apiKeys.brandIdFor(req);
+    const brandId = await apiKeys.brandIdFor(key);
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);

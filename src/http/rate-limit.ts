@@ -58,7 +58,9 @@ export class RateLimiter {
     private readonly redis: Redis,
     opts: { prefix: string; secretKey: string; limits: Config['rateLimits']; windowMs?: number },
   ) {
-    ({ prefix: this.prefix, secretKey: this.secretKey, limits: this.limits } = opts);
+    this.prefix = opts.prefix;
+    this.secretKey = opts.secretKey;
+    this.limits = opts.limits;
     this.windowMs = opts.windowMs ?? 60_000;
     redis.defineCommand('addRateCounts', { numberOfKeys: 1, lua: ADD_COUNTS_LUA });
   }
