@@ -11,6 +11,6 @@ export type PortalDeps = DomainDeps & {
   /** Login attempts are counted here, under `loginLimitPrefix`. */
   redis: Redis;
   loginLimitPrefix: string;
-  /** Seals connection secrets. */
+  /** Seals connection secrets; keys the login limiter's hashes. */
   secretKey: string;
 };

@@ -35,7 +35,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
   app.addHook('onRequest', sameOriginGuard(deps.publicBaseUrl));
   mount(app, [documentRoute(() => portalDocument(deps.publicBaseUrl, sections))]);
   await app.register(
-    async (auth) => mount(auth, authRoutes(deps, await loginLimits(auth, deps.redis, deps.loginLimitPrefix))),
+    async (auth) => mount(auth, authRoutes(deps, await loginLimits(auth, deps.redis, deps.loginLimitPrefix, deps.secretKey))),
     { prefix: '/auth' },
   );
   // One list of routes per portal resource (SPEC 4.4), each reading req.portal.brandId.

@@ -2,7 +2,7 @@ import rateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fastify/rat
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { HttpError } from '../http/errors';
-import { sha256 } from '../secrets';
+import { keyedHash } from '../secrets';
 
 /**
  * Failed logins allowed per window: per account from one client IP, so a stranger's guesses never
@@ -32,11 +32,12 @@ export type LoginLimits = {
 };
 
 /**
- * Login rate limiting with @fastify/rate-limit on Redis, under `keyPrefix`, keyed by a hash of
- * the email. A login takes its attempt before the password is checked (concurrent guesses cannot
- * slip past) and a successful one gives it back.
+ * Login rate limiting with @fastify/rate-limit on Redis, under `keyPrefix`, keyed by keyed hashes
+ * (SECRET_KEY) of the client IP and the email: neither reaches Redis, nor a plain hash of one. A
+ * login takes its attempt before the password is checked (concurrent guesses cannot slip past)
+ * and a successful one gives it back.
  */
-export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix: string): Promise<LoginLimits> {
+export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix: string, secretKey: string): Promise<LoginLimits> {
   const redisKey = (key: string) => `${keyPrefix}${key}`;
   // The plugin's store contract, with counters that can be given back.
   class LoginAttemptStore implements FastifyRateLimitStore {
@@ -53,8 +54,9 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
   await app.register(rateLimit, { global: false, store: LoginAttemptStore });
 
   // The account key reads the login body, which the route has validated before taking an attempt.
-  const ipKey = (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}`;
-  const accountKey = (req: FastifyRequest) => `account:${sha256((req.body as { email: string }).email.trim().toLowerCase())}:${ipKey(req)}`;
+  const hashed = (value: string) => keyedHash(secretKey, value, 'base64url').slice(0, 22);
+  const ipKey = (req: FastifyRequest) => `ip:${hashed(normalizeIP(req.ip))}`;
+  const accountKey = (req: FastifyRequest) => `account:${hashed((req.body as { email: string }).email.trim().toLowerCase())}:${ipKey(req)}`;
   const limiters = [
     { keyOf: accountKey, max: LOGIN_LIMITS.perAccount },
     { keyOf: ipKey, max: LOGIN_LIMITS.perIp },

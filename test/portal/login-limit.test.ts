@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_LIMITS } from '../../src/portal/login-limit';
+import { keyedHash, sha256 } from '../../src/secrets';
 import { createBrand } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD } from './helpers';
@@ -12,6 +13,9 @@ beforeAll(async () => {
   for (const email of ['locked@acme.test', 'regular@acme.test', 'other@acme.test', 'owner@acme.test', 'late@acme.test']) await createPortalUser(t, brand.id, email);
 });
 afterAll(async () => destroyTestService(t));
+
+/** The login limiter's name for an IP or email in its Redis keys. */
+const hashed = (value: string) => keyedHash(t.config.secretKey, value, 'base64url').slice(0, 22);
 
 const login = (email: string, password: string, remoteAddress = '10.0.0.1') =>
   t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email, password }, remoteAddress });
@@ -69,7 +73,7 @@ describe('login rate limits', () => {
     const address = '10.0.7.1';
     for (let i = 0; i < LOGIN_LIMITS.perAccount - 1; i++) expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401);
     // As if the first failure came 14 minutes ago: one minute of the window left.
-    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(address));
+    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(`:ip:${hashed(address)}`));
     await t.services.redis.pexpire(key!, 60_000);
     expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401); // the tenth
     const refused = await login('late@acme.test', PORTAL_PASSWORD, address);
@@ -80,7 +84,7 @@ describe('login rate limits', () => {
   it('a right password one failure short of the lock neither locks nor pushes the earlier failures\' window out', async () => {
     const address = '10.0.7.2';
     for (let i = 0; i < LOGIN_LIMITS.perAccount - 1; i++) expect((await login('late@acme.test', 'wrong password!', address)).statusCode).toBe(401);
-    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(address));
+    const [key] = (await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:account:*`)).filter((k) => k.endsWith(`:ip:${hashed(address)}`));
     await t.services.redis.pexpire(key!, 60_000);
     for (let i = 0; i < 3; i++) expect((await login('late@acme.test', PORTAL_PASSWORD, address)).statusCode).toBe(200);
     expect(await t.services.redis.get(key!)).toBe(String(LOGIN_LIMITS.perAccount - 1));
@@ -89,8 +93,10 @@ describe('login rate limits', () => {
 
   it("keeps its counters under the deployment's key prefix", async () => {
     const keys = await t.services.redis.keys(`${t.config.queuePrefix}:login-limit:*`);
-    expect(keys.some((k) => k.includes(':account:'))).toBe(true);
-    expect(keys.some((k) => k.includes(':ip:10.0.0.3'))).toBe(true);
-    expect(keys.join(' ')).not.toContain('acme.test'); // emails are hashed
+    expect(keys.some((k) => k.includes(`:account:${hashed('locked@acme.test')}:ip:${hashed('10.0.0.1')}`))).toBe(true);
+    expect(keys.some((k) => k.endsWith(`:ip:${hashed('10.0.0.3')}`))).toBe(true);
+    // IPs and emails are keyed hashes (SECRET_KEY): neither is in a key, nor its plain SHA-256.
+    const all = keys.join(' ');
+    for (const plain of ['10.0.0.', 'acme.test', sha256('locked@acme.test')]) expect(all).not.toContain(plain);
   });
 });
