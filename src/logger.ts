@@ -2,13 +2,43 @@ import { type DestinationStream, pino, type Logger } from 'pino';
 
 export type { Logger };
 
-/** Query parameters whose values are secrets and never reach a log line. */
-const SECRET_QUERY = /([?&](?:api_key|token)=)[^&]*/gi;
+/** Query parameters whose values are secrets and never reach a log line (their names decoded, any case). */
+const SECRET_PARAMETERS = new Set(['api_key', 'token']);
 /** Webhook connection tokens are path segments (`/api/webhooks/attribution/:provider/svw_…`). */
-const SECRET_SEGMENT = /\/svw_[^/?#]*/g;
+const SECRET_SEGMENT_PREFIX = 'svw_';
 
+/**
+ * The URL with secret query values and `svw_` path segments replaced by `[redacted]`. Names and
+ * segments are matched as the router reads them, percent-decoded: `?api%5Fkey=` and `/%73vw_…`
+ * authenticate as well as the plain spellings.
+ */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[redacted]').replace(SECRET_SEGMENT, '/svw_[redacted]');
+  const q = url.indexOf('?');
+  const path = q === -1 ? url : url.slice(0, q);
+  const redactedPath = path.includes('%') || path.includes(SECRET_SEGMENT_PREFIX) ? path.split('/').map(redactSegment).join('/') : path;
+  if (q === -1) return redactedPath;
+  const query = url.slice(q + 1).split('&').map(redactParameter).join('&');
+  return `${redactedPath}?${query}`;
+}
+
+function redactSegment(segment: string): string {
+  return decoded(segment).startsWith(SECRET_SEGMENT_PREFIX) ? `${SECRET_SEGMENT_PREFIX}[redacted]` : segment;
+}
+
+function redactParameter(pair: string): string {
+  const eq = pair.indexOf('=');
+  const name = eq === -1 ? pair : pair.slice(0, eq);
+  return SECRET_PARAMETERS.has(decoded(name.replaceAll('+', ' ')).toLowerCase()) ? `${name}=[redacted]` : pair;
+}
+
+/** Percent-decoded text; as sent when it does not decode (the router refuses such URLs anyway). */
+function decoded(text: string): string {
+  if (!text.includes('%')) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */

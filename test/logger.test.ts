@@ -7,6 +7,17 @@ describe('logs', () => {
     expect(redactUrl('/admin/queues?token=eyJhbGci.x.y')).toBe('/admin/queues?token=[redacted]');
     // Webhook connection tokens, on every route and method (a GET or a 404 too).
     expect(redactUrl('/api/webhooks/attribution/stripe/svw_s3cret?x=1')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]?x=1');
+    expect(redactUrl('/api/v1/brand')).toBe('/api/v1/brand');
+    expect(redactUrl('/api/v1/daily?period=30d&campaign_id=a%20b')).toBe('/api/v1/daily?period=30d&campaign_id=a%20b');
+  });
+
+  it('never carry them percent-encoded either: the router decodes names and segments before it reads them', () => {
+    expect(redactUrl('/api/v1/brand?api%5Fkey=sk_secret')).toBe('/api/v1/brand?api%5Fkey=[redacted]');
+    expect(redactUrl('/api/v1/brand?API_KEY=sk_secret&x=1')).toBe('/api/v1/brand?API_KEY=[redacted]&x=1');
+    expect(redactUrl('/admin/queues?%74oken=eyJhbGci.x.y')).toBe('/admin/queues?%74oken=[redacted]');
+    expect(redactUrl('/api/v1/posts?api_key')).toBe('/api/v1/posts?api_key=[redacted]');
+    expect(redactUrl('/api/webhooks/attribution/stripe/%73vw_s3cret')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]');
+    expect(redactUrl('/api/webhooks/attribution/stripe/sv%77_s3cret?x=%ZZ')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]?x=%ZZ');
   });
 
   it('redact credentials in headers and bodies', () => {

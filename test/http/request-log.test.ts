@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
 import { createLogger } from '../../src/logger';
+import { createApiKey, createBrand } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 // The service's own app, on the test service's stores, with a logger at the default level whose lines we read.
@@ -57,6 +58,18 @@ describe('request log', () => {
     });
     const out = JSON.stringify([...a.own, ...b.own]);
     for (const secret of ['sk_live_query_secret', 'sk_live_header_secret', 'sk_live_other_secret', 'tokensecret']) expect(out).not.toContain(secret);
+  });
+
+  it('carries no secret sent percent-encoded, which the router decodes and accepts', async () => {
+    const brand = await createBrand(t, { name: 'Encoded' });
+    const { key } = await createApiKey(t, brand.id);
+    const a = await linesOf({ method: 'GET', url: `/api/v1/brand?api%5Fkey=${key}` });
+    expect(a.res.statusCode).toBe(200); // the key was read: the line must not show it
+    const b = await linesOf({ method: 'POST', url: '/api/webhooks/attribution/stripe/%73vw_tokensecret', payload: {} });
+    expect(a.own[0]).toMatchObject({ url: '/api/v1/brand?api%5Fkey=[redacted]', statusCode: 200 });
+    expect(b.own[0]).toMatchObject({ url: '/api/webhooks/attribution/stripe/svw_[redacted]' });
+    const out = JSON.stringify([...a.own, ...b.own]);
+    for (const secret of [key, 'tokensecret']) expect(out).not.toContain(secret);
   });
 
   it('writes nothing per request above the default level', async () => {
