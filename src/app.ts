@@ -3,6 +3,7 @@ import { ClickRecorder } from './attribution/clicks/record';
 import { RecentAppClicks } from './attribution/installs/ip-clicks';
 import { InstallRecorder } from './attribution/installs/record';
 import { createLedger } from './attribution/ledger/record';
+import { serviceHostname } from './attribution/domains/hostname';
 import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
 import { ClickLinks } from './attribution/links/resolve';
@@ -39,7 +40,7 @@ declare module 'fastify' {
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { db, redis, config, log } = services;
-  const hosts = new AttributionHosts(db, services.linkChanges, log);
+  const hosts = new AttributionHosts(db, services.linkChanges, log, serviceHostname(config.publicBaseUrl));
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, when it is answered (src/http/request-log.ts).

@@ -47,6 +47,17 @@ describe('portal domains', () => {
     expect((await a.send('POST', '/domains', { hostname: 'not a host' })).statusCode).toBe(422);
   });
 
+  it("refuses the service's own host (PUBLIC_BASE_URL's), which would turn every API request into a link visit", async () => {
+    for (const hostname of ['svc.test', 'WWW.svc.test']) {
+      const res = await a.send('POST', '/domains', { hostname });
+      expect(res.statusCode, hostname).toBe(409);
+      expect(res.json()).toEqual({ error: 'domain_taken' });
+    }
+    const operator = await t.request({ method: 'POST', url: '/api/internal/attribution-domains', admin: true, payload: { hostname: 'svc.test' } });
+    expect(operator.statusCode).toBe(409);
+    expect((await a.get('/domains')).json().data.map((d: { hostname: string }) => d.hostname)).not.toContain('svc.test');
+  });
+
   it('lists shared domains plus its own, never another brand’s', async () => {
     const list = (await a.get('/domains')).json();
     expect(list.data.map((d: { id: string }) => d.id).sort()).toEqual([fx.shared.id, created.id].sort());

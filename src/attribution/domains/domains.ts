@@ -8,7 +8,7 @@ import type { Logger } from '../../logger';
 import { conflict, invalidRequest, notFound } from '../../refusal';
 import { newId } from '../../secrets';
 import { toPage } from '../reporting/paging';
-import { normalizeHostname } from './hostname';
+import { normalizeHostname, serviceHostname } from './hostname';
 import { dnsInstructions, lookUpRecords } from './verification';
 
 /**
@@ -73,6 +73,8 @@ export async function registerDomain({ db, publicBaseUrl, linkChanges }: Omit<Do
   if (!normalized) {
     throw invalidRequest([{ path: 'hostname', message: 'not a valid host name' }]);
   }
+  // The service's own host is taken by its API: as a domain it would turn every request into a visit.
+  if (normalized === serviceHostname(publicBaseUrl)) throw conflict('domain_taken');
   if (brandId !== null) {
     const brand = await db.selectFrom('brands').select('id').where('id', '=', brandId).executeTakeFirst();
     if (!brand) throw invalidRequest([{ path: 'brand_id', message: 'unknown brand' }]);

@@ -21,3 +21,11 @@ export function normalizeHostname(input: string): string | null {
   if (/^\d+$/.test(labels.at(-1)!)) return null;
   return host;
 }
+
+/**
+ * The service's own host (PUBLIC_BASE_URL's, normalized as domains are): never an attribution
+ * domain, or every API request sent to it would be answered as a link visit. Null for an IP address.
+ */
+export function serviceHostname(publicBaseUrl: string): string | null {
+  return normalizeHostname(new URL(publicBaseUrl).hostname);
+}

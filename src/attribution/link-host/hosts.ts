@@ -26,6 +26,8 @@ export class AttributionHosts {
     private readonly db: Db,
     private readonly changes: ChangeFeed,
     private readonly log: Logger,
+    /** The service's own host (serviceHostname): its API, whatever the domains table says. */
+    private readonly serviceHost: string | null,
   ) {}
 
   /** Whether no list of domains could be read yet (Postgres down since the start): no host is known either way. */
@@ -37,7 +39,7 @@ export class AttributionHosts {
   async match(hostHeader: string | undefined): Promise<string | null> {
     if (!hostHeader) return null;
     const host = this.normalize(hostHeader);
-    if (!host) return null;
+    if (!host || host === this.serviceHost) return null;
     if (!this.fresh()) await this.read();
     return this.hosts?.has(host) ? host : null;
   }

@@ -267,6 +267,21 @@ describe('what is not a click', () => {
     }
   });
 
+  it("never answers the service's own host (PUBLIC_BASE_URL) as a link visit, even with a domains row for it", async () => {
+    // Registration refuses it (test/portal/domains.test.ts); a row written before that rule existed must not take the API.
+    await t.services.db
+      .insertInto('domains')
+      .values({ id: uniqueId('own'), hostname: 'svc.test', brand_id: acme.brand.id, verification_token: 'x', dns: JSON.stringify([]) })
+      .execute();
+    t.services.linkChanges.changed();
+    for (const host of ['svc.test', 'www.svc.test:3000']) {
+      const api = await t.request({ method: 'GET', url: '/api/v1/brand', headers: { host } });
+      expect(api.statusCode, host).toBe(401);
+      expect(api.json()).toEqual({ error: 'missing_api_key' });
+    }
+    expect((await visit({ path: '/maya', headers: { 'user-agent': DESKTOP } })).statusCode).toBe(302);
+  });
+
   it('serves a domain registered after the first visit (the host list follows the change feed)', async () => {
     const hostname = `${uniqueId('late')}.link`;
     expect((await visit({ host: hostname, path: '/' })).headers['content-type']).toMatch(/^application\/json/);
