@@ -48,6 +48,14 @@ export function outboxOf(writer: FactWriter): Outbox | undefined {
 type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): void };
 
 /**
+ * Jobs accepted before the worker's Redis connection last became ready, or this long after it
+ * (the accepting process's clock may run ahead), are checked by id: a Redis that rolled back
+ * (restored from an older snapshot or append-only file, or failed over to a lagging replica)
+ * gives jobs already written again, as first attempts, and always after a reconnect.
+ */
+const RECONNECT_CHECK_MS = 5_000;
+
+/**
  * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
  * its rows. Nothing counts twice: a dedup token from the job ids, rows of a possible replay checked
  * by id, one batch of a writer at a time (docs/ingestion.md).
@@ -64,6 +72,8 @@ export class BatchWorker {
   private readonly maxWaitMs: number;
   private readonly maxJobs: number;
   private readonly outbox: Outbox | undefined;
+  /** When the Redis connection last became ready (see RECONNECT_CHECK_MS). */
+  private connectedAt = Date.now();
   /**
    * When Redis loses its data (emptied, restarted without its append-only file, failed over),
    * every job in hand fails to complete with "Missing key". That is expected after such a
@@ -112,6 +122,9 @@ export class BatchWorker {
     this.workerErrors = new RepeatedLog(log, 'error', 'worker error', { countField: 'errors' });
     this.noticeFailures = new RepeatedLog(log, 'warn', 'could not announce written facts; cached answers may lag', { countField: 'batches' });
     this.worker.on('error', (err) => this.reportError(err));
+    connection.on('ready', () => {
+      this.connectedAt = Date.now();
+    });
   }
 
   private reportError(err: Error): void {
@@ -202,8 +215,9 @@ export class BatchWorker {
     const seen = new Set<string>();
     const fresh: FactRow[] = [];
     const suspect: FactRow[] = [];
+    const restoredBefore = this.connectedAt + RECONNECT_CHECK_MS;
     for (const { job } of batch) {
-      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true;
+      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true || job.data.acceptedAt < restoredBefore;
       for (const row of job.data.rows) {
         const id = String(row[idColumn]);
         if (seen.has(id)) continue;

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { clickFact } from '../../src/attribution/clicks/fact';
+import type { ServedLink } from '../../src/attribution/links/resolve';
 import { BatchWorker } from '../../workers/batch-worker';
+import { FACT_WRITERS } from '../../workers/writers';
 import { createLogger } from '../../src/logger';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
 import { createBrand, createCampaign, postPlacements } from '../helpers/fixtures';
@@ -138,6 +142,43 @@ describe('batch workers', () => {
       await connection.quit();
     }
   });
+  it('checks by id the jobs a rolled-back Redis gives again after a reconnect: clicks written before are not doubled', async () => {
+    const connection = createRedis(t.config.redisUrl, 'worker');
+    const clicks = FACT_WRITERS.find((w) => w.kind === 'clicks')!;
+    const worker = new BatchWorker({ ...clicks, maxWaitMs: 50 }, { warehouse: t.services.warehouse, db: t.services.db }, connection, t.config.queuePrefix, t.services.log);
+    const link: ServedLink = {
+      id: 9001, brandId, brandName: 'Acme', brandLogoUrl: null, creatorId: 'creator-1', domain: 'rollback.test', slug: '',
+      type: 'web', destinationUrl: 'https://acme.example/', iosUrl: null, androidUrl: null,
+    };
+    const rows = ['a', 'b', 'c'].map((n) =>
+      clickFact(link, { token: `svc_rollback_${n}`, platform: 'ios', country: 'US', referrer: '', utm: { utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '' }, ipHash: '', bot: false }),
+    );
+    const queue = t.services.queues.queues.clicks;
+    const written = async () =>
+      (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM clicks WHERE startsWith(click_token, 'svc_rollback_')"))[0]!.n;
+    const completed = (jobId: string) => eventually(() => queue.getJobState(jobId), (state) => state === 'completed');
+    try {
+      // Past the check every worker start makes (jobs accepted before a start are checked too).
+      await new Promise((r) => setTimeout(r, 5_500));
+      const acceptedAt = Date.now();
+      const first = await queue.add('clicks', { rows, acceptedAt }, { jobId: randomUUID() });
+      await completed(first.id!);
+      expect(await written()).toBe(3);
+      // Redis restarts from a snapshot taken before that job was written: the worker reconnects,
+      // and the job comes back waiting, a first attempt, gathered with others (another batch token).
+      await new Promise<void>((resolve) => {
+        connection.once('ready', () => resolve());
+        connection.disconnect(true);
+      });
+      const restored = await queue.add('clicks', { rows, acceptedAt }, { jobId: randomUUID() });
+      await completed(restored.id!);
+      expect(await written()).toBe(3);
+    } finally {
+      await worker.close();
+      await connection.quit();
+    }
+  });
+
   it('writes a full hand of jobs at once instead of waiting out its gathering time', async () => {
     const connection = createRedis(t.config.redisUrl, 'worker');
     // Gathering for a minute: before that only a full hand (8 jobs) is written.
