@@ -35,8 +35,10 @@ export type WarehouseOptions = {
   onDirectoryHeld?: () => void;
 };
 
-// Same JSON shapes from chDB and from a server: 64-bit integers as numbers.
-const settings = { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso' } as const;
+// Same JSON shapes from chDB and from a server: 64-bit integers as numbers. Any number of months
+// in one INSERT: a batch's event times span 1970-2099 and a snapshot history any years, and past
+// ClickHouse's default of 100 partitions the whole batch would fail on every retry.
+const settings = { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso', max_partitions_per_insert_block: '0' } as const;
 
 export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse> {
   const embedded = !opts.url;
