@@ -4,6 +4,7 @@ import type { Db } from '../db/database';
 import { platformSchema } from '../platforms';
 import { placementFact, snapshotFact } from '../data-api/warehouse/facts';
 import type { Queues } from '../facts';
+import { isRecordableInstant } from '../attribution/ledger/types';
 
 /**
  * Placements and metric snapshots as operators deliver them, through the internal batch
@@ -12,6 +13,9 @@ import type { Queues } from '../facts';
  */
 
 const optionalText = (max: number) => z.string().max(max).nullish();
+/** Times ClickHouse stores as sent: 1970 to 2099 (outside, a Date or DateTime is clamped, and snapshots of different days would collapse into one). */
+const inRecordableYears = <S extends z.ZodString | z.ZodISODate | z.ZodISODateTime>(schema: S) =>
+  schema.refine((v) => isRecordableInstant(Date.parse(v)), { message: 'must be from 1970 to 2099' });
 export const placementSchema = z.object({
   id: z.string().trim().min(1).max(128),
   brand_id: z.string().min(1),
@@ -22,14 +26,14 @@ export const placementSchema = z.object({
   url: optionalText(2000),
   thumbnail_url: optionalText(2000),
   caption: optionalText(10_000),
-  posted_at: z.iso.datetime({ offset: true }),
+  posted_at: inRecordableYears(z.iso.datetime({ offset: true })),
 });
 export type PlacementInput = z.output<typeof placementSchema>;
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const snapshotSchema = z.object({
   placement_id: z.string().trim().min(1).max(128),
-  date: z.iso.date(),
+  date: inRecordableYears(z.iso.date()),
   views: count,
   likes: count,
   comments: count,

@@ -210,6 +210,38 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
     expect(tooMany.statusCode).toBe(422);
   });
 
+  it('refuses times ClickHouse would clamp (before 1970, after 2099): snapshots of different days would collapse into one', async () => {
+    const brand = await createBrand(t);
+    const campaign = await createCampaign(t, { brand_id: brand.id, name: 'Old' });
+    const placement = (posted_at: string) => ({ id: `old-${brand.id}`, brand_id: brand.id, campaign_id: campaign.id, creator_id: null, platform: 'tiktok', posted_at });
+    const placements = await t.request({
+      method: 'POST',
+      url: '/api/internal/placements',
+      admin: true,
+      payload: { placements: [placement('1969-12-31T23:59:59Z'), placement('2100-01-01T00:00:00Z')] },
+    });
+    expect(placements.statusCode).toBe(422);
+    expect(placements.json().details.map((d: { path: string }) => d.path)).toEqual(['placements.0.posted_at', 'placements.1.posted_at']);
+    const snapshot = (date: string) => ({ placement_id: `old-${brand.id}`, date, views: 1, likes: 1, comments: 1, shares: 1 });
+    const snapshots = await t.request({
+      method: 'POST',
+      url: '/api/internal/placement-metrics',
+      admin: true,
+      payload: { snapshots: [snapshot('1900-01-01'), snapshot('1969-12-31'), snapshot('2150-01-01')] },
+    });
+    expect(snapshots.statusCode).toBe(422);
+    expect(snapshots.json().details.map((d: { path: string }) => d.path)).toEqual(['snapshots.0.date', 'snapshots.1.date', 'snapshots.2.date']);
+    // The bounds themselves are kept as sent.
+    await postPlacements(t, [placement('1970-01-01T00:00:00Z')]);
+    await postSnapshots(t, [snapshot('1970-01-01'), snapshot('2099-12-31')]);
+    await t.settle();
+    const kept = await t.services.warehouse.rows<{ date: string }>(
+      'SELECT toString(date) AS date FROM placement_snapshots FINAL WHERE placement_id = {p:String} ORDER BY date',
+      { p: `old-${brand.id}` },
+    );
+    expect(kept).toEqual([{ date: '1970-01-01' }, { date: '2099-12-31' }]);
+  });
+
   it('accepts a 10,000-placement batch body over 1 MiB', async () => {
     const brand = await createBrand(t);
     const campaign = await createCampaign(t, { brand_id: brand.id, name: 'Bulk' });
