@@ -13,12 +13,13 @@ const SECRET_SEGMENT_PREFIX = 'svw_';
  * authenticate as well as the plain spellings.
  */
 export function redactUrl(url: string): string {
-  const q = url.indexOf('?');
+  // The router ends the path at the first `?` or `#`, and reads the rest as the query.
+  const q = url.search(/[?#]/);
   const path = q === -1 ? url : url.slice(0, q);
   const redactedPath = path.includes('%') || path.includes(SECRET_SEGMENT_PREFIX) ? path.split('/').map(redactSegment).join('/') : path;
   if (q === -1) return redactedPath;
   const query = url.slice(q + 1).split('&').map(redactParameter).join('&');
-  return `${redactedPath}?${query}`;
+  return `${redactedPath}${url[q]}${query}`;
 }
 
 function redactSegment(segment: string): string {
@@ -31,14 +32,12 @@ function redactParameter(pair: string): string {
   return SECRET_PARAMETERS.has(decoded(name.replaceAll('+', ' ')).toLowerCase()) ? `${name}=[redacted]` : pair;
 }
 
-/** Percent-decoded text; as sent when it does not decode (the router refuses such URLs anyway). */
+/**
+ * Each `%XX` as the byte it encodes: enough to compare with the ASCII names above, linear and
+ * never throwing on the malformed encodings a hostile URL may hold.
+ */
 function decoded(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
+  return text.includes('%') ? text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) : text;
 }
 
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */

@@ -18,6 +18,15 @@ describe('logs', () => {
     expect(redactUrl('/api/v1/posts?api_key')).toBe('/api/v1/posts?api_key=[redacted]');
     expect(redactUrl('/api/webhooks/attribution/stripe/%73vw_s3cret')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]');
     expect(redactUrl('/api/webhooks/attribution/stripe/sv%77_s3cret?x=%ZZ')).toBe('/api/webhooks/attribution/stripe/svw_[redacted]?x=%ZZ');
+    // The router also ends the path at `#` (a raw request may carry one) and reads the rest as the query.
+    expect(redactUrl('/api/v1/brand#api_key=sk_secret&x=1')).toBe('/api/v1/brand#api_key=[redacted]&x=1');
+  });
+
+  it('reads hostile URLs (malformed encodings, thousands of parameters) without failing', () => {
+    const hostile = `/api/v1/%/${'%/'.repeat(4000)}?${'%&'.repeat(8000)}%61pi_key=sk_secret`;
+    const out = redactUrl(hostile);
+    expect(out.endsWith('%61pi_key=[redacted]')).toBe(true);
+    expect(out).not.toContain('sk_secret');
   });
 
   it('redact credentials in headers and bodies', () => {

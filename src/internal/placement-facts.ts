@@ -15,7 +15,8 @@ import { isRecordableInstant } from '../attribution/ledger/types';
 const optionalText = (max: number) => z.string().max(max).nullish();
 /** Times ClickHouse stores as sent: 1970 to 2099 (outside, a Date or DateTime is clamped, and snapshots of different days would collapse into one). */
 const inRecordableYears = <S extends z.ZodString | z.ZodISODate | z.ZodISODateTime>(schema: S) =>
-  schema.refine((v) => isRecordableInstant(Date.parse(v)), { message: 'must be from 1970 to 2099' });
+  // A malformed value has its own issue from the format check: no second one here.
+  schema.refine((v) => Number.isNaN(Date.parse(v)) || isRecordableInstant(Date.parse(v)), { message: 'must be from 1970 to 2099' });
 export const placementSchema = z.object({
   id: z.string().trim().min(1).max(128),
   brand_id: z.string().min(1),

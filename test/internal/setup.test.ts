@@ -218,10 +218,11 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
       method: 'POST',
       url: '/api/internal/placements',
       admin: true,
-      payload: { placements: [placement('1969-12-31T23:59:59Z'), placement('2100-01-01T00:00:00Z')] },
+      payload: { placements: [placement('1969-12-31T23:59:59Z'), placement('2100-01-01T00:00:00Z'), placement('yesterday')] },
     });
     expect(placements.statusCode).toBe(422);
-    expect(placements.json().details.map((d: { path: string }) => d.path)).toEqual(['placements.0.posted_at', 'placements.1.posted_at']);
+    // One issue per field: a malformed time is not also said to be out of range.
+    expect(placements.json().details.map((d: { path: string }) => d.path)).toEqual(['placements.0.posted_at', 'placements.1.posted_at', 'placements.2.posted_at']);
     const snapshot = (date: string) => ({ placement_id: `old-${brand.id}`, date, views: 1, likes: 1, comments: 1, shares: 1 });
     const snapshots = await t.request({
       method: 'POST',
