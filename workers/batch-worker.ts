@@ -8,7 +8,7 @@ import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
 import { OUTBOX_KINDS } from '../src/queues/outbox/accept';
 import { confirmWarehoused, type Outbox } from '../src/queues/outbox/sweeper';
 import { backoffDelay } from '../src/queues/queues';
-import type { Warehouse } from '../src/warehouse/clickhouse';
+import type { QueryParams, Warehouse } from '../src/warehouse/clickhouse';
 import { type FactArea, publishFactChanges } from '../src/warehouse/fact-changes';
 import { RepeatedLog } from '../src/repeated-log';
 
@@ -25,6 +25,11 @@ export type FactWriter<Row extends FactRow = FactRow> = {
    * only missing ids. Tables whose key replaces (placements, snapshots) leave it out.
    */
   idColumn?: keyof Row & string;
+  /**
+   * The time column the table is partitioned by (its rows also carry `brand_id`, which leads the
+   * sort key): a check by id then reads only the brands and months of the rows it checks.
+   */
+  timeColumn?: keyof Row & string;
   /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables). Must be idempotent. */
   afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
   /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
@@ -54,6 +59,8 @@ type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): v
  * gives jobs already written again, as first attempts, and always after a reconnect.
  */
 const RECONNECT_CHECK_MS = 5_000;
+/** Ids per check query: a server takes query parameters in the URL, whose size it bounds. */
+const ID_CHECK_CHUNK = 1000;
 
 /**
  * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
@@ -217,7 +224,8 @@ export class BatchWorker {
     const suspect: FactRow[] = [];
     const restoredBefore = this.connectedAt + RECONNECT_CHECK_MS;
     for (const { job } of batch) {
-      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true || job.data.acceptedAt < restoredBefore;
+      // A job without a known acceptance time is checked too.
+      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true || !(job.data.acceptedAt >= restoredBefore);
       for (const row of job.data.rows) {
         const id = String(row[idColumn]);
         if (seen.has(id)) continue;
@@ -226,12 +234,26 @@ export class BatchWorker {
       }
     }
     if (suspect.length === 0) return { missing: fresh, all: fresh };
-    const present = await this.ctx.warehouse.rows<{ id: string }>(
-      `SELECT toString(${idColumn}) AS id FROM ${this.writer.table} WHERE ${idColumn} IN {ids:Array(String)}`,
-      { ids: suspect.map((r) => String(r[idColumn])) },
-    );
-    const written = new Set(present.map((r) => r.id));
+    const written = new Set<string>();
+    for (let i = 0; i < suspect.length; i += ID_CHECK_CHUNK) {
+      for (const id of await this.writtenIds(idColumn, suspect.slice(i, i + ID_CHECK_CHUNK))) written.add(id);
+    }
     return { missing: [...fresh, ...suspect.filter((r) => !written.has(String(r[idColumn])))], all: [...fresh, ...suspect] };
+  }
+
+  /** Which of these rows' ids ClickHouse has, looked up within their brands and time span when the writer names its time column. */
+  private async writtenIds(idColumn: string, rows: FactRow[]): Promise<string[]> {
+    const { table, timeColumn } = this.writer;
+    const params: QueryParams = { ids: rows.map((r) => String(r[idColumn])) };
+    let bounds = '';
+    if (timeColumn) {
+      // chDateTime text sorts as the times do.
+      const times = rows.map((r) => String(r[timeColumn])).sort();
+      Object.assign(params, { brands: [...new Set(rows.map((r) => String(r.brand_id)))], from: times[0], to: times.at(-1) });
+      bounds = ` AND brand_id IN {brands:Array(String)} AND ${timeColumn} BETWEEN {from:DateTime64(3, 'UTC')} AND {to:DateTime64(3, 'UTC')}`;
+    }
+    const present = await this.ctx.warehouse.rows<{ id: string }>(`SELECT toString(${idColumn}) AS id FROM ${table} WHERE ${idColumn} IN {ids:Array(String)}${bounds}`, params);
+    return present.map((r) => r.id);
   }
 
   /** Writes what is gathered now and waits for every batch under way. */

@@ -28,10 +28,10 @@ export const FACT_WRITERS: FactWriter[] = [
     lands: { area: 'placements', brands: (rows, { warehouse }) => brandsOfPlacements(warehouse, rows.map((r) => r.placement_id)) },
   }),
   // Attribution facts are never counted twice: replayed rows are checked by id.
-  writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token', lands: attributionLands }),
+  writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token', timeColumn: 'clicked_at', lands: attributionLands }),
   // Rows accepted in Postgres wait in the outbox (src/queues/outbox/) until ClickHouse has them.
-  writer({ kind: 'installs', table: 'installs', idColumn: 'id', outbox: { source: 'installs', fact: installFact }, lands: attributionLands }),
-  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', outbox: { source: 'ledger_events', fact: ledgerFact }, lands: attributionLands }),
+  writer({ kind: 'installs', table: 'installs', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'installs', fact: installFact }, lands: attributionLands }),
+  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'ledger_events', fact: ledgerFact }, lands: attributionLands }),
   // Creators are shared: their names may show in any brand's answers.
   writer({
     kind: 'creators',

@@ -142,7 +142,7 @@ describe('batch workers', () => {
       await connection.quit();
     }
   });
-  it('checks by id the jobs a rolled-back Redis gives again after a reconnect: clicks written before are not doubled', async () => {
+  it('checks by id (in chunks) the jobs a rolled-back Redis gives again after a reconnect: clicks written before are not doubled', async () => {
     const connection = createRedis(t.config.redisUrl, 'worker');
     const clicks = FACT_WRITERS.find((w) => w.kind === 'clicks')!;
     const worker = new BatchWorker({ ...clicks, maxWaitMs: 50 }, { warehouse: t.services.warehouse, db: t.services.db }, connection, t.config.queuePrefix, t.services.log);
@@ -150,7 +150,7 @@ describe('batch workers', () => {
       id: 9001, brandId, brandName: 'Acme', brandLogoUrl: null, creatorId: 'creator-1', domain: 'rollback.test', slug: '',
       type: 'web', destinationUrl: 'https://acme.example/', iosUrl: null, androidUrl: null,
     };
-    const rows = ['a', 'b', 'c'].map((n) =>
+    const rows = Array.from({ length: 1500 }, (_, n) =>
       clickFact(link, { token: `svc_rollback_${n}`, platform: 'ios', country: 'US', referrer: '', utm: { utm_source: '', utm_medium: '', utm_campaign: '', utm_term: '', utm_content: '' }, ipHash: '', bot: false }),
     );
     const queue = t.services.queues.queues.clicks;
@@ -159,11 +159,12 @@ describe('batch workers', () => {
     const completed = (jobId: string) => eventually(() => queue.getJobState(jobId), (state) => state === 'completed');
     try {
       // Past the check every worker start makes (jobs accepted before a start are checked too).
+      if (connection.status !== 'ready') await new Promise((resolve) => connection.once('ready', resolve));
       await new Promise((r) => setTimeout(r, 5_500));
       const acceptedAt = Date.now();
       const first = await queue.add('clicks', { rows, acceptedAt }, { jobId: randomUUID() });
       await completed(first.id!);
-      expect(await written()).toBe(3);
+      expect(await written()).toBe(1500);
       // Redis restarts from a snapshot taken before that job was written: the worker reconnects,
       // and the job comes back waiting, a first attempt, gathered with others (another batch token).
       await new Promise<void>((resolve) => {
@@ -172,7 +173,7 @@ describe('batch workers', () => {
       });
       const restored = await queue.add('clicks', { rows, acceptedAt }, { jobId: randomUUID() });
       await completed(restored.id!);
-      expect(await written()).toBe(3);
+      expect(await written()).toBe(1500);
     } finally {
       await worker.close();
       await connection.quit();

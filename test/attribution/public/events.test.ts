@@ -151,8 +151,12 @@ describe('POST /api/public/attribution/events: acceptance', () => {
   it('writes events whose times span more than 100 months, arriving together (one insert; ClickHouse refuses 100+ partitions by default)', async () => {
     const prefix = uniqueId('months');
     const months = Array.from({ length: 130 }, (_, i) => new Date(Date.UTC(2015, i, 15, 12)).toISOString());
+    // Queued while no worker runs, so that one batch (one INSERT) takes them all.
+    await t.stopWorkers();
     const answers = await Promise.all(months.map((occurred_at, i) => event({ event_type: 'purchase', transaction_id: `${prefix}-${i}`, amount: 1, occurred_at })));
     expect(answers.map((r) => r.statusCode)).toEqual(months.map(() => 200));
+    await t.services.queues.drain();
+    t.startWorkers();
     await t.settle();
     const rows = await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM ledger WHERE startsWith(transaction_id, {p:String})', { p: prefix });
     expect(rows[0]?.n).toBe(130);
