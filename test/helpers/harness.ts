@@ -13,6 +13,7 @@ import { signAdminToken } from '../../src/http/admin-auth';
 import { createLogger } from '../../src/logger';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { closeServices, createServices, migrate, type Services } from '../../src/services';
+import { testDatabaseUrl } from './test-postgres';
 
 /**
  * One isolated service per test file: its own Postgres database, Redis key prefix and
@@ -48,7 +49,7 @@ export type TestServiceOptions = { workers?: boolean; env?: Record<string, strin
 export function isolatedEnv(name: string) {
   const suffix = randomBytes(5).toString('hex');
   return {
-    DATABASE_URL: `postgres://root@127.0.0.1:5432/svc_${name}_${suffix}`,
+    DATABASE_URL: testDatabaseUrl(`svc_${name}_${suffix}`),
     CLICKHOUSE_DATABASE: `svc_${name}_${suffix}`,
     QUEUE_PREFIX: `svc${name}_${suffix}`,
     ADMIN_JWT_SECRET: `${name}-admin-secret-${suffix}`,

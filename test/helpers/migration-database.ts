@@ -3,13 +3,14 @@ import { Migrator, type NO_MIGRATIONS } from 'kysely';
 import { afterAll, beforeAll } from 'vitest';
 import { createDb, type Db, dropDatabase, ensureDatabase } from '../../src/db/database';
 import { FolderMigrationProvider } from '../../src/db/migrate';
+import { testDatabaseUrl } from './test-postgres';
 
 /**
  * An empty database of its own for a migration test file (made before its tests, dropped after),
  * and `migrateTo` a named migration, `'latest'` or NO_MIGRATIONS (all the way down).
  */
 export function migrationDatabase(name: string) {
-  const databaseUrl = `postgres://root@127.0.0.1:5432/svc_test_${name}_${randomBytes(5).toString('hex')}`;
+  const databaseUrl = testDatabaseUrl(`svc_test_${name}_${randomBytes(5).toString('hex')}`);
   let db: Db | undefined;
   let migrator: Migrator;
   beforeAll(async () => {

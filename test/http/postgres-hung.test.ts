@@ -3,6 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, createBrand } from '../helpers/fixtures';
 import { FreezableProxy } from '../helpers/freezable-proxy';
+import { testDatabaseUrl, testPostgres } from '../helpers/test-postgres';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD } from '../portal/helpers';
 
@@ -19,8 +20,8 @@ let apiKey: string;
 const email = `owner-${randomBytes(4).toString('hex')}@acme.example`;
 
 beforeAll(async () => {
-  proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
-  t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_pghung_${randomBytes(5).toString('hex')}` } });
+  proxy = await FreezableProxy.start(testPostgres);
+  t = await startTestService({ env: { DATABASE_URL: testDatabaseUrl(`svc_pghung_${randomBytes(5).toString('hex')}`, proxy.port) } });
   brand = await createBrand(t, { name: 'Acme' });
   apiKey = (await createApiKey(t, brand.id)).key;
   await createPortalUser(t, brand.id, email);

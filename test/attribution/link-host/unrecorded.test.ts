@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { FreezableProxy } from '../../helpers/freezable-proxy';
+import { testDatabaseUrl, testPostgres } from '../../helpers/test-postgres';
 import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../../helpers/harness';
 import { PrivateRedis } from '../../helpers/private-redis';
 import { attributionBrand, IPHONE, postPublic, uniqueId, warehouseRows } from '../public/setup';
@@ -121,9 +122,9 @@ describe('link host behind a proxy (TRUST_PROXY)', () => {
 
 /** A test service whose Postgres is reached through a proxy the test can freeze or cut. */
 async function behindPostgresProxy() {
-  const proxy = await FreezableProxy.start({ host: '127.0.0.1', port: 5432 });
+  const proxy = await FreezableProxy.start(testPostgres);
   proxies.push(proxy);
-  const t = await startTestService({ env: { DATABASE_URL: `postgres://root@127.0.0.1:${proxy.port}/svc_lhpg_${randomBytes(5).toString('hex')}` } });
+  const t = await startTestService({ env: { DATABASE_URL: testDatabaseUrl(`svc_lhpg_${randomBytes(5).toString('hex')}`, proxy.port) } });
   services.push(t);
   return { proxy, t };
 }
