@@ -5,7 +5,7 @@ import { closeServices, createServices, migrate } from '../src/services';
 import { benchEnvironment, benchLogger } from './environment';
 import { adminPost, IPHONE, percentile, round, timeCalls } from './helpers';
 import { type BenchBrand, seedPlacements, setUpBrand } from './placements-seed';
-import { type ServiceProcess, startServiceProcess } from './service-process';
+import { postJson, type ServiceProcess, startProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
 /**
@@ -25,6 +25,7 @@ const DASHBOARDS_WITH_CLICKS_TARGET = { p95_ms: 100, clicks_p99_ms: 50 };
 const DASHBOARD_CLIENTS = 16;
 const DASHBOARD_S = 10;
 const CLICKS_RPS = 1500;
+const CLICKS_WARMUP_S = 3;
 
 type LoadOptions = {
   url: string;
@@ -234,26 +235,39 @@ async function measure(base: string, f: Fixture, selected: string[]) {
         duration: DASHBOARD_S,
         requests: DASHBOARD_READS.map((path) => ({ method: 'GET', path: `/api/v1${path}`, headers: largeKey })),
       });
-    const clicks = () =>
+    const clickBody = { domain: f.clickDomain, slug: 'maya', user_agent: IPHONE, query: 'utm_source=tiktok' };
+    const clicks = (url: string, seconds = DASHBOARD_S) =>
       load({
-        url: `${base}/api/public/attribution/clicks`,
+        url: `${url}/api/public/attribution/clicks`,
         // Enough connections that the rate holds while answers slow down (an open load, as visitors are).
         connections: 64,
-        duration: DASHBOARD_S,
+        duration: seconds,
         overallRate: CLICKS_RPS,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ domain: f.clickDomain, slug: 'maya', user_agent: IPHONE, query: 'utm_source=tiktok' }),
+        body: JSON.stringify(clickBody),
       });
+    // The click path warmed up first, as the dashboards' is by their run alone: a fresh process's
+    // first clicks read the link, compile their code and create the clicks' first parts.
+    await clicks(base, CLICKS_WARMUP_S);
     const alone = await dashboards();
     out.dashboards = { ...alone };
-    const [beside, clickLoad] = await Promise.all([dashboards(), clicks()]);
-    out['dashboards-with-clicks'] = {
-      ...beside,
-      clicks_rps: clickLoad.answers_rps,
-      clicks_p99_ms: clickLoad.p99_ms,
-      clicks_failed_requests: clickLoad.failed_requests,
-    };
+    const [beside, clickLoad] = await Promise.all([dashboards(), clicks(base)]);
+    // The machine's own tail: a bare Fastify route answering the same clicks beside the same dashboards.
+    const bare = await startProcess(['bench/bare-route.ts'], { BARE_ANSWERS: JSON.stringify({ '/api/public/attribution/clicks': await postJson(base, '/api/public/attribution/clicks', clickBody) }) });
+    try {
+      await clicks(bare.base, CLICKS_WARMUP_S);
+      const [, bareClicks] = await Promise.all([dashboards(), clicks(bare.base)]);
+      out['dashboards-with-clicks'] = {
+        ...beside,
+        clicks_rps: clickLoad.answers_rps,
+        clicks_p99_ms: clickLoad.p99_ms,
+        clicks_failed_requests: clickLoad.failed_requests,
+        bare_route_clicks_p99_ms: bareClicks.p99_ms,
+      };
+    } finally {
+      await bare.stop();
+    }
   }
   return out;
 }
