@@ -8,7 +8,10 @@ import { type Credit, type CreditSources, codeCredit, countCodeCredits, creditCo
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
 
-export const MAX_INSTALL_ID = 128;
+const MAX_INSTALL_ID = 128;
+
+/** An install id as installs are kept (SPEC 4.2): stripped and cut to 128 characters; '' when blank. */
+export const keptInstallId = (text: string): string => text.trim().slice(0, MAX_INSTALL_ID);
 
 /** A validated install report (POST /installs). */
 export type InstallReport = {

@@ -5,7 +5,7 @@ import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
 import { type Credit, type CreditColumns, CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
-import { MAX_INSTALL_ID } from '../installs/record';
+import { keptInstallId } from '../installs/record';
 import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
 import { EVENT_TYPES, isRecordableAmount, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
 
@@ -122,8 +122,8 @@ export class Ledger {
 
   /** Purchase inheritance (SPEC 3.2): the link, creator, code, method and confidence of the user's install. */
   private async installAttribution(brandId: string, externalUserId: string | null): Promise<Attribution | null> {
-    // The user id as install ids are kept (trimmed, cut at 128): a longer one still names its install.
-    const installId = externalUserId?.trim().slice(0, MAX_INSTALL_ID);
+    // The user id as install ids are kept: a longer one still names its install.
+    const installId = externalUserId ? keptInstallId(externalUserId) : '';
     if (!installId) return null;
     // Matching the exact, lower- and upper-case forms keeps the (brand_id, install_id) index in use.
     const installIds = UUID_SHAPED.test(installId) ? [installId, installId.toLowerCase(), installId.toUpperCase()] : [installId];

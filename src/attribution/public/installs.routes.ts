@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
-import { MAX_INSTALL_ID } from '../installs/record';
+import { keptInstallId } from '../installs/record';
 import { ipHash } from '../links/visitor';
 import { bodyObject, occurredAt, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
 import type { PublicDeps } from './deps';
@@ -10,7 +10,7 @@ const installBody = z.object({
   // Stripped, then cut to 128 characters (SPEC 4.2); missing or blank is refused.
   install_id: z
     .string()
-    .transform((v) => v.trim().slice(0, MAX_INSTALL_ID))
+    .transform(keptInstallId)
     .pipe(z.string().min(1)),
   platform: z
     .string()
