@@ -50,6 +50,25 @@ export function outboxOf(writer: FactWriter): Outbox | undefined {
   return { ...writer.outbox, kind, table: writer.table, idColumn: writer.idColumn };
 }
 
+/** BullMQ's worker, asking a pacing before and after each fetch (moveToActive is the hook BullMQ leaves to subclasses). */
+class PacedWorker extends Worker<FactJobData> {
+  pacing?: { beforeFetch(): Promise<void> | undefined; afterFetch(found: boolean): void };
+
+  protected override async moveToActive(token: string, name?: string): Promise<Job<FactJobData>> {
+    await this.pacing?.beforeFetch();
+    // A fetch let through by a closing worker's last write would take a job after close began.
+    if (this.closing) return undefined as unknown as Job<FactJobData>;
+    let found = false;
+    try {
+      const job = await super.moveToActive(token, name);
+      found = job !== undefined;
+      return job;
+    } finally {
+      this.pacing?.afterFetch(found);
+    }
+  }
+}
+
 type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): void };
 
 /**
@@ -68,10 +87,16 @@ const ID_CHECK_CHUNK = 1000;
  * by id, one batch of a writer at a time (docs/ingestion.md).
  */
 export class BatchWorker {
-  private readonly worker: Worker<FactJobData>;
+  private readonly worker: PacedWorker;
   private batch: Waiting[] = [];
   private batchRows = 0;
   private timer: NodeJS.Timeout | undefined;
+  /** The last fetch found no job (see beforeFetch). */
+  private queueFoundEmpty = false;
+  /** A fetch waiting for the batch in hand to be due. */
+  private gate: (() => void) | undefined;
+  /** The batch is due and the fetches go on until one finds the queue empty. */
+  private burst = false;
   private flushing = new Set<Promise<void>>();
   /** The previous batch's write: the next one starts after it. */
   private chain: Promise<void> = Promise.resolve();
@@ -107,7 +132,7 @@ export class BatchWorker {
     this.outbox = outboxOf(writer);
     // The series exists from the start, so /metrics shows 0 and an alert sees the first failure.
     batchFailures.inc({ kind: writer.kind }, 0);
-    this.worker = new Worker<FactJobData>(writer.kind, (job) => this.take(job), {
+    this.worker = new PacedWorker(writer.kind, (job) => this.take(job), {
       connection,
       prefix,
       concurrency: 2 * this.maxJobs,
@@ -119,6 +144,7 @@ export class BatchWorker {
       maxStalledCount: 100,
       settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
     });
+    this.worker.pacing = this;
     this.vanished = new RepeatedLog(
       log,
       'warn',
@@ -147,13 +173,51 @@ export class BatchWorker {
       this.batchRows += job.data.rows.length;
       // A full hand is written at once: waiting out maxWaitMs would leave the worker idle.
       if (this.batchRows >= this.maxRows || this.batch.length >= this.maxJobs) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.maxWaitMs);
+      else if (this.batch.length === 1) this.timer = setTimeout(() => this.due(), this.maxWaitMs);
     });
+  }
+
+  /**
+   * Before each fetch. Once a fetch found the queue empty, jobs arrive one by one, and fetching
+   * each as it comes costs Redis round trips per job: the next fetch waits until the batch in hand
+   * is due, then takes what gathered in Redis in one burst (docs/ingestion.md, "Fetching").
+   */
+  beforeFetch(): Promise<void> | undefined {
+    if (!this.queueFoundEmpty || this.batch.length === 0 || this.burst) return undefined;
+    return new Promise<void>((resolve) => {
+      this.gate = resolve;
+    });
+  }
+
+  /** After each fetch: a burst whose fetch finds no job (or fails) ends its batch, once the jobs it fetched are in hand. */
+  afterFetch(found: boolean): void {
+    this.queueFoundEmpty = !found;
+    // Fetched jobs reach take() in BullMQ's following microtasks; one that came later joins the next batch.
+    if (!found && this.burst) setImmediate(() => this.burst && this.flush());
+  }
+
+  /** The batch's time is up: a fetch waiting at the gate goes on and its burst ends the batch; otherwise it is written now. */
+  private due(): void {
+    this.timer = undefined;
+    if (!this.gate) {
+      this.flush();
+      return;
+    }
+    this.burst = true;
+    this.openGate();
+  }
+
+  private openGate(): void {
+    const gate = this.gate;
+    this.gate = undefined;
+    gate?.();
   }
 
   private flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.burst = false;
+    this.openGate();
     const batch = this.batch;
     if (batch.length === 0) return;
     this.batch = [];

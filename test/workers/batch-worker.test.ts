@@ -5,7 +5,10 @@ import type { ServedLink } from '../../src/attribution/links/resolve';
 import { BatchWorker } from '../../workers/batch-worker';
 import { FACT_WRITERS } from '../../workers/writers';
 import { createLogger } from '../../src/logger';
+import { placementFact } from '../../src/data-api/warehouse/facts';
+import { FactQueues } from '../../src/queues/queues';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
+import { PrivateRedis } from '../helpers/private-redis';
 import { createBrand, createCampaign, postPlacements } from '../helpers/fixtures';
 import { destroyTestService, eventually, startTestService, type TestService } from '../helpers/harness';
 
@@ -110,6 +113,8 @@ describe('batch workers', () => {
   it('after Redis lost the jobs in hand, warns once with their count instead of an error per job', async () => {
     const lines: { level: number; msg: string; jobs?: number }[] = [];
     const log = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    // Waiting before the worker starts: it takes all three at once (jobs arriving one by one would wait in Redis for the batch's time).
+    for (let job = 0; job < 3; job++) await postPlacements(t, placements(`vanished${job}`, 2));
     const connection = createRedis(t.config.redisUrl, 'worker');
     // Gathering for a minute: the jobs stay in hand until drain() writes them.
     const worker = new BatchWorker(
@@ -120,7 +125,6 @@ describe('batch workers', () => {
       log,
     );
     try {
-      for (let job = 0; job < 3; job++) await postPlacements(t, placements(`vanished${job}`, 2));
       await eventually(
         () => t.services.queues.counts(),
         (c) => c.placements.active === 3 && c.placements.waiting === 0,
@@ -180,7 +184,8 @@ describe('batch workers', () => {
     }
   });
 
-  it('writes a full hand of jobs at once instead of waiting out its gathering time', async () => {
+  it('writes a full hand of waiting jobs at once instead of waiting out its gathering time', async () => {
+    for (let job = 0; job < 19; job++) await postPlacements(t, placements(`hand${job}`, 1));
     const connection = createRedis(t.config.redisUrl, 'worker');
     // Gathering for a minute: before that only a full hand (8 jobs) is written.
     const worker = new BatchWorker(
@@ -193,7 +198,6 @@ describe('batch workers', () => {
     const written = async () =>
       (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'hand')"))[0]!.n;
     try {
-      for (let job = 0; job < 19; job++) await postPlacements(t, placements(`hand${job}`, 1));
       expect(await eventually(written, (n) => n === 16)).toBe(16);
       const counts = await eventually(
         () => t.services.queues.counts(),
@@ -205,6 +209,57 @@ describe('batch workers', () => {
     } finally {
       await worker.close();
       await connection.quit();
+    }
+  });
+
+  it('fetches jobs that arrive one by one in one burst once their batch is due, not each as it comes', async () => {
+    // A Redis of the test's own: its command counts are this worker's and this queue's alone.
+    const redis = await PrivateRedis.start();
+    const producer = createRedis(redis.url, 'request');
+    const connection = createRedis(redis.url, 'worker');
+    const queues = new FactQueues(producer, t.config.queuePrefix);
+    const worker = new BatchWorker(
+      { kind: 'placements', table: 'placements', maxWaitMs: 1_000 },
+      { warehouse: t.services.warehouse, db: t.services.db },
+      connection,
+      t.config.queuePrefix,
+      t.services.log,
+    );
+    const written = async () =>
+      (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'trickle')"))[0]!.n;
+    /**
+     * Redis's counts so far: BullMQ's blocking waits for a new job (BZPOPMIN), and its moves of a
+     * job from waiting to active (RPOPLPUSH, inside its scripts), tried by every fetch and by every
+     * completion that takes the next job in the same call.
+     */
+    const calls = async () => {
+      const stats = await producer.info('commandstats');
+      const count = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+      return { waits: count('bzpopmin'), fetches: count('rpoplpush') };
+    };
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // the worker started, waiting for a job
+      const before = await calls();
+      for (let job = 0; job < 10; job++) {
+        await queues.add('placements', placements(`trickle${job}`, 1).map(placementFact));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await eventually(written, (n) => n === 10)).toBe(10);
+      await eventually(
+        () => queues.counts(),
+        (c) => c.placements.waiting === 0 && c.placements.active === 0,
+      );
+      const after = await calls();
+      // Fetched as each came (before), it was a wait, a fetch and a fetch finding nothing per job:
+      // 20 waits and 41 moves. In a burst: the first job, then the other nine once the batch is due;
+      // with the ten completions' moves, 24.
+      expect(after.waits - before.waits).toBeLessThanOrEqual(4);
+      expect(after.fetches - before.fetches).toBeLessThanOrEqual(28);
+      expect(await written()).toBe(10);
+    } finally {
+      await worker.close();
+      await Promise.all([connection.quit(), producer.quit()]);
+      await redis.kill();
     }
   });
 });
