@@ -20,7 +20,9 @@ export type ServiceProcess = { base: string; child: ChildProcess; stop(): Promis
 export async function startProcess(script: string[], env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', ...script], {
+  // Node options for the processes a bench starts, for trials: `BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`.
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...script], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
