@@ -50,16 +50,19 @@ export function outboxOf(writer: FactWriter): Outbox | undefined {
   return { ...writer.outbox, kind, table: writer.table, idColumn: writer.idColumn };
 }
 
-/** BullMQ's worker, asking a pacing before and after each fetch (moveToActive is the hook BullMQ leaves to subclasses). */
+/**
+ * BullMQ's worker, asking a pacing before and after each fetch (its protected moveToActive; jobs a
+ * completion takes in the same call, BullMQ's fetch-next, do not pass here).
+ */
 class PacedWorker extends Worker<FactJobData> {
   pacing?: { beforeFetch(): Promise<void> | undefined; afterFetch(found: boolean): void };
 
   protected override async moveToActive(token: string, name?: string): Promise<Job<FactJobData>> {
-    await this.pacing?.beforeFetch();
-    // A fetch let through by a closing worker's last write would take a job after close began.
-    if (this.closing) return undefined as unknown as Job<FactJobData>;
     let found = false;
     try {
+      await this.pacing?.beforeFetch();
+      // A fetch let through by a closing worker's last write would take a job after close began.
+      if (this.closing) return undefined as unknown as Job<FactJobData>;
       const job = await super.moveToActive(token, name);
       found = job !== undefined;
       return job;
@@ -93,8 +96,8 @@ export class BatchWorker {
   private timer: NodeJS.Timeout | undefined;
   /** The last fetch found no job (see beforeFetch). */
   private queueFoundEmpty = false;
-  /** A fetch waiting for the batch in hand to be due. */
-  private gate: (() => void) | undefined;
+  /** Fetches waiting for the batch in hand to be due. */
+  private gate: { waiting: Promise<void>; open(): void } | undefined;
   /** The batch is due and the fetches go on until one finds the queue empty. */
   private burst = false;
   private flushing = new Set<Promise<void>>();
@@ -184,9 +187,14 @@ export class BatchWorker {
    */
   beforeFetch(): Promise<void> | undefined {
     if (!this.queueFoundEmpty || this.batch.length === 0 || this.burst) return undefined;
-    return new Promise<void>((resolve) => {
-      this.gate = resolve;
-    });
+    if (!this.gate) {
+      let open!: () => void;
+      const waiting = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      this.gate = { waiting, open };
+    }
+    return this.gate.waiting;
   }
 
   /** After each fetch: a burst whose fetch finds no job (or fails) ends its batch, once the jobs it fetched are in hand. */
@@ -199,7 +207,7 @@ export class BatchWorker {
   /** The batch's time is up: a fetch waiting at the gate goes on and its burst ends the batch; otherwise it is written now. */
   private due(): void {
     this.timer = undefined;
-    if (!this.gate) {
+    if (!this.gate || this.worker.closing) {
       this.flush();
       return;
     }
@@ -210,7 +218,7 @@ export class BatchWorker {
   private openGate(): void {
     const gate = this.gate;
     this.gate = undefined;
-    gate?.();
+    gate?.open();
   }
 
   private flush(): void {

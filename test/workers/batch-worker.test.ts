@@ -219,7 +219,7 @@ describe('batch workers', () => {
     const connection = createRedis(redis.url, 'worker');
     const queues = new FactQueues(producer, t.config.queuePrefix);
     const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 1_000 },
+      { kind: 'placements', table: 'placements', maxWaitMs: 2_000 },
       { warehouse: t.services.warehouse, db: t.services.db },
       connection,
       t.config.queuePrefix,
@@ -238,8 +238,11 @@ describe('batch workers', () => {
       return { waits: count('bzpopmin'), fetches: count('rpoplpush') };
     };
     try {
-      await new Promise((r) => setTimeout(r, 500)); // the worker started, waiting for a job
-      const before = await calls();
+      // The worker started: it found the queue empty and waits for a job.
+      const before = await eventually(
+        () => calls().catch(() => ({ waits: 0, fetches: 0 })), // until the connection is up
+        (c) => c.waits >= 1,
+      );
       for (let job = 0; job < 10; job++) {
         await queues.add('placements', placements(`trickle${job}`, 1).map(placementFact));
         await new Promise((r) => setTimeout(r, 50));
@@ -253,13 +256,45 @@ describe('batch workers', () => {
       // Fetched as each came (before), it was a wait, a fetch and a fetch finding nothing per job:
       // 20 waits and 41 moves. In a burst: the first job, then the other nine once the batch is due;
       // with the ten completions' moves, 24.
-      expect(after.waits - before.waits).toBeLessThanOrEqual(4);
+      expect(after.waits - before.waits).toBeLessThanOrEqual(5);
       expect(after.fetches - before.fetches).toBeLessThanOrEqual(28);
       expect(await written()).toBe(10);
     } finally {
       await worker.close();
       await Promise.all([connection.quit(), producer.quit()]);
       await redis.kill();
+    }
+  });
+
+  it('closes while a fetch waits for the batch in hand: writes that batch and takes no job after close began', async () => {
+    const connection = createRedis(t.config.redisUrl, 'worker');
+    const worker = new BatchWorker(
+      { kind: 'placements', table: 'placements', maxWaitMs: 60_000 },
+      { warehouse: t.services.warehouse, db: t.services.db },
+      connection,
+      t.config.queuePrefix,
+      t.services.log,
+    );
+    const queue = t.services.queues.queues.placements;
+    let closed = false;
+    try {
+      await postPlacements(t, placements('gated0', 2));
+      await eventually(() => t.services.queues.counts(), (c) => c.placements.active === 1 && c.placements.waiting === 0);
+      // The next job wakes the worker's wait; its fetch waits for the batch in hand (due in a minute).
+      await postPlacements(t, placements('gated1', 2));
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await t.services.queues.counts()).placements).toMatchObject({ active: 1, waiting: 1 });
+      const started = Date.now();
+      await worker.close();
+      closed = true;
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(await rawCount('gated0')).toBe(2);
+      expect(await rawCount('gated1')).toBe(0);
+      expect(await queue.getWaitingCount()).toBe(1);
+    } finally {
+      if (!closed) await worker.close();
+      await connection.quit();
+      await t.services.queues.queues.placements.drain();
     }
   });
 });
