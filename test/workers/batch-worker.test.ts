@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { clickFact } from '../../src/attribution/clicks/fact';
 import type { ServedLink } from '../../src/attribution/links/resolve';
-import { BatchWorker } from '../../workers/batch-worker';
+import type { Redis } from 'ioredis';
+import { BatchWorker, type FactWriter } from '../../workers/batch-worker';
 import { FACT_WRITERS } from '../../workers/writers';
-import { createLogger } from '../../src/logger';
+import { createLogger, type Logger } from '../../src/logger';
 import { placementFact } from '../../src/data-api/warehouse/facts';
 import { FactQueues } from '../../src/queues/queues';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
@@ -32,13 +33,14 @@ const placements = (prefix: string, n: number) =>
     posted_at: '2026-06-01T00:00:00Z',
   }));
 
-/** Raw row count, without FINAL: a duplicate would show here. */
-const rawCount = async (prefix: string) =>
-  (
-    await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM placements WHERE startsWith(placement_id, {p:String})', {
-      p: `${prefix}-`,
-    })
-  )[0]!.n;
+/** Raw count of placements whose id starts with `text`, without FINAL: a duplicate would show here. */
+const placementsStartingWith = async (text: string) =>
+  (await t.services.warehouse.rows<{ n: number }>('SELECT count() AS n FROM placements WHERE startsWith(placement_id, {p:String})', { p: text }))[0]!.n;
+const rawCount = (prefix: string) => placementsStartingWith(`${prefix}-`);
+
+/** A placements worker of the test's own on `connection`. */
+const placementsWorker = (connection: Redis, writer: Partial<FactWriter>, log: Logger = t.services.log) =>
+  new BatchWorker({ kind: 'placements', table: 'placements', ...writer }, { warehouse: t.services.warehouse, db: t.services.db }, connection, t.config.queuePrefix, log);
 
 describe('batch workers', () => {
   it('keeps jobs in Redis while no worker runs and writes them when one starts', async () => {
@@ -85,20 +87,12 @@ describe('batch workers', () => {
     // and is retried, so the same batch is inserted again with the same token.
     let failures = 1;
     const connection = createRedis(t.config.redisUrl, 'worker');
-    const worker = new BatchWorker(
-      {
-        kind: 'placements',
-        table: 'placements',
-        maxWaitMs: 50,
-        async afterInsert() {
-          if (failures-- > 0) throw new Error('crash after insert');
-        },
+    const worker = placementsWorker(connection, {
+      maxWaitMs: 50,
+      async afterInsert() {
+        if (failures-- > 0) throw new Error('crash after insert');
       },
-      { warehouse: t.services.warehouse, db: t.services.db },
-      connection,
-      t.config.queuePrefix,
-      t.services.log,
-    );
+    });
     try {
       await postPlacements(t, placements('replay', 10));
       await t.settle(30_000);
@@ -117,13 +111,7 @@ describe('batch workers', () => {
     for (let job = 0; job < 3; job++) await postPlacements(t, placements(`vanished${job}`, 2));
     const connection = createRedis(t.config.redisUrl, 'worker');
     // Gathering for a minute: the jobs stay in hand until drain() writes them.
-    const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 60_000 },
-      { warehouse: t.services.warehouse, db: t.services.db },
-      connection,
-      t.config.queuePrefix,
-      log,
-    );
+    const worker = placementsWorker(connection, { maxWaitMs: 60_000 }, log);
     try {
       await eventually(
         () => t.services.queues.counts(),
@@ -188,15 +176,8 @@ describe('batch workers', () => {
     for (let job = 0; job < 19; job++) await postPlacements(t, placements(`hand${job}`, 1));
     const connection = createRedis(t.config.redisUrl, 'worker');
     // Gathering for a minute: before that only a full hand (8 jobs) is written.
-    const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 60_000, maxJobs: 8 },
-      { warehouse: t.services.warehouse, db: t.services.db },
-      connection,
-      t.config.queuePrefix,
-      t.services.log,
-    );
-    const written = async () =>
-      (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'hand')"))[0]!.n;
+    const worker = placementsWorker(connection, { maxWaitMs: 60_000, maxJobs: 8 });
+    const written = () => placementsStartingWith('hand');
     try {
       expect(await eventually(written, (n) => n === 16)).toBe(16);
       const counts = await eventually(
@@ -218,15 +199,8 @@ describe('batch workers', () => {
     const producer = createRedis(redis.url, 'request');
     const connection = createRedis(redis.url, 'worker');
     const queues = new FactQueues(producer, t.config.queuePrefix);
-    const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 2_000 },
-      { warehouse: t.services.warehouse, db: t.services.db },
-      connection,
-      t.config.queuePrefix,
-      t.services.log,
-    );
-    const written = async () =>
-      (await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM placements WHERE startsWith(placement_id, 'trickle')"))[0]!.n;
+    const worker = placementsWorker(connection, { maxWaitMs: 2_000 });
+    const written = () => placementsStartingWith('trickle');
     /**
      * Redis's counts so far: BullMQ's blocking waits for a new job (BZPOPMIN), and its moves of a
      * job from waiting to active (RPOPLPUSH, inside its scripts), tried by every fetch and by every
@@ -268,13 +242,7 @@ describe('batch workers', () => {
 
   it('closes while a fetch waits for the batch in hand: writes that batch and takes no job after close began', async () => {
     const connection = createRedis(t.config.redisUrl, 'worker');
-    const worker = new BatchWorker(
-      { kind: 'placements', table: 'placements', maxWaitMs: 60_000 },
-      { warehouse: t.services.warehouse, db: t.services.db },
-      connection,
-      t.config.queuePrefix,
-      t.services.log,
-    );
+    const worker = placementsWorker(connection, { maxWaitMs: 60_000 });
     const queue = t.services.queues.queues.placements;
     let closed = false;
     try {
