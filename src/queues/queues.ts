@@ -32,10 +32,10 @@ function factJob(kind: FactKind, data: FactJobData) {
  * Adds are group-committed per kind (while one is on its way to Redis the next gathers rows), and
  * each kind first gathers a little: outbox kinds 100 ms (answered before their add, so only the
  * ingestion lag grows, against the workers' 500 ms gathering); clicks, whose answers wait, 1 ms
- * while traffic is light and 10 ms once busy: a job's Redis and worker cost is mostly per job.
+ * while traffic is light and 5 ms once busy: a job's Redis and worker cost is mostly per job.
  */
 const LINGER: Record<FactKind, { ms: number; busyMs?: number }> = {
-  clicks: { ms: 1, busyMs: 10 },
+  clicks: { ms: 1, busyMs: 5 },
   placements: { ms: 0 },
   placement_metrics: { ms: 0 },
   installs: { ms: 100 },

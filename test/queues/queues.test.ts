@@ -24,10 +24,10 @@ describe('FactQueues gathering', () => {
     await queues?.close();
   });
 
-  it('lingers 1 ms for clicks while they come alone, 10 ms once a job held 8 rows; outbox kinds always 100 ms', () => {
+  it('lingers 1 ms for clicks while they come alone, 5 ms once a job held 8 rows; outbox kinds always 100 ms', () => {
     expect(lingerMs('clicks', 0)).toBe(1);
     expect(lingerMs('clicks', BUSY_ROWS - 1)).toBe(1);
-    expect(lingerMs('clicks', BUSY_ROWS)).toBe(10);
+    expect(lingerMs('clicks', BUSY_ROWS)).toBe(5);
     expect(lingerMs('installs', 0)).toBe(100);
     expect(lingerMs('installs', 500)).toBe(100);
     expect(lingerMs('placements', 500)).toBe(0);
