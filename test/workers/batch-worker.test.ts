@@ -262,7 +262,7 @@ describe('batch workers', () => {
     } finally {
       if (!closed) await worker.close();
       await connection.quit();
-      await t.services.queues.queues.placements.drain();
+      await queue.drain(); // the job left waiting
     }
   });
 });
