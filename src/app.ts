@@ -20,7 +20,7 @@ import { healthRoutes } from './http/health';
 import { lingerAfterTooLarge } from './http/body-limit';
 import { jsonBodyParser } from './http/json-body';
 import { refuseUnstorableText } from './http/storable-text';
-import { OneLineRequestLog } from './http/request-log';
+import { lazyRequestLogger, OneLineRequestLog } from './http/request-log';
 import { internalRoutes } from './internal';
 import { httpDuration } from './metrics';
 import { portalRoutes } from './portal';
@@ -45,6 +45,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     loggerInstance: services.log as FastifyBaseLogger,
     // One line per request, when it is answered (src/http/request-log.ts).
     logController: new OneLineRequestLog(services.log),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     trustProxy: services.config.trustProxy,

@@ -1,4 +1,4 @@
-import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type Logger, redactUrl, unredactedLogger } from '../logger';
 
 /**
@@ -34,4 +34,61 @@ export class OneLineRequestLog extends LogController {
       'request completed',
     );
   }
+}
+
+type LogArgs = Parameters<Logger['info']>;
+
+/**
+ * A request's logger (`req.log`), made on first use: most requests log only their one line, which
+ * does not use it, and a pino child per request is a few µs of every click (docs/benchmarks.md).
+ */
+class LazyRequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: Record<string, unknown>,
+    private readonly options: object,
+  ) {}
+
+  private get log(): Logger {
+    this.made ??= this.parent.child(this.bindings, this.options);
+    return this.made;
+  }
+
+  get level(): string {
+    return this.log.level;
+  }
+  set level(level: string) {
+    this.log.level = level;
+  }
+  fatal(...args: LogArgs) {
+    this.log.fatal(...args);
+  }
+  error(...args: LogArgs) {
+    this.log.error(...args);
+  }
+  warn(...args: LogArgs) {
+    this.log.warn(...args);
+  }
+  info(...args: LogArgs) {
+    this.log.info(...args);
+  }
+  debug(...args: LogArgs) {
+    this.log.debug(...args);
+  }
+  trace(...args: LogArgs) {
+    this.log.trace(...args);
+  }
+  silent(...args: LogArgs) {
+    this.log.silent(...args);
+  }
+  child(bindings: Record<string, unknown>, options?: object) {
+    return this.log.child(bindings, options);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: each request's logger made only when something logs through it. */
+export function lazyRequestLogger(parent: FastifyBaseLogger, bindings: Record<string, unknown>, options: object): FastifyBaseLogger {
+  return new LazyRequestLogger(parent as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }

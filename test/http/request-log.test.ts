@@ -1,6 +1,7 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app';
+import { lazyRequestLogger } from '../../src/http/request-log';
 import { createLogger } from '../../src/logger';
 import { createApiKey, createBrand } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
@@ -82,5 +83,32 @@ describe('request log', () => {
     } finally {
       await warnApp.close();
     }
+  });
+
+  it("makes a request's own logger only when something logs through it, with the request id", () => {
+    const written: Record<string, unknown>[] = [];
+    const parent = createLogger('info', { write: (line: string) => written.push(JSON.parse(line)) });
+    let children = 0;
+    const child = parent.child.bind(parent);
+    parent.child = ((...args: Parameters<typeof child>) => {
+      children++;
+      return child(...args);
+    }) as typeof parent.child;
+
+    const log = lazyRequestLogger(parent, { reqId: 'req-9' }, {});
+    expect(children).toBe(0);
+    expect(log.level).toBe('info');
+    log.debug('below the level');
+    log.warn({ provider: 'stripe' }, 'billing webhook refused');
+    log.error('second line');
+    expect(children).toBe(1);
+    // pino's children inherit from their parent: its own child() again, for the child's child.
+    delete (parent as { child?: unknown }).child;
+    log.child({ part: 'csv' }).error('from a child');
+    expect(written).toMatchObject([
+      { level: 40, reqId: 'req-9', provider: 'stripe', msg: 'billing webhook refused' },
+      { level: 50, reqId: 'req-9', msg: 'second line' },
+      { level: 50, reqId: 'req-9', part: 'csv', msg: 'from a child' },
+    ]);
   });
 });
