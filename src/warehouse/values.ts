@@ -1,8 +1,16 @@
 /** Value formats ClickHouse's JSONEachRow input reads without best-effort parsing. */
 
+/** The last date formatted: under load many rows share a millisecond. */
+const lastDateTime = { ms: Number.NaN, text: '' };
+
 /** A JS date as DateTime64(3, 'UTC') text: `YYYY-MM-DD hh:mm:ss.mmm`. */
 export function chDateTime(d: Date): string {
-  return d.toISOString().replace('T', ' ').replace('Z', '');
+  const ms = d.getTime();
+  if (ms !== lastDateTime.ms) {
+    lastDateTime.text = d.toISOString().replace('T', ' ').replace('Z', '');
+    lastDateTime.ms = ms;
+  }
+  return lastDateTime.text;
 }
 
 let lastVersion = 0n;
