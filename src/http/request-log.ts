@@ -37,6 +37,7 @@ export class OneLineRequestLog extends LogController {
 }
 
 type LogArgs = Parameters<Logger['info']>;
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * A request's logger (`req.log`), made on first use: most requests log only their one line, which
@@ -51,7 +52,7 @@ class LazyRequestLogger {
     private readonly options: object,
   ) {}
 
-  private get log(): Logger {
+  get log(): Logger {
     this.made ??= this.parent.child(this.bindings, this.options);
     return this.made;
   }
@@ -62,30 +63,17 @@ class LazyRequestLogger {
   set level(level: string) {
     this.log.level = level;
   }
-  fatal(...args: LogArgs) {
-    this.log.fatal(...args);
-  }
-  error(...args: LogArgs) {
-    this.log.error(...args);
-  }
-  warn(...args: LogArgs) {
-    this.log.warn(...args);
-  }
-  info(...args: LogArgs) {
-    this.log.info(...args);
-  }
-  debug(...args: LogArgs) {
-    this.log.debug(...args);
-  }
-  trace(...args: LogArgs) {
-    this.log.trace(...args);
-  }
-  silent(...args: LogArgs) {
-    this.log.silent(...args);
-  }
   child(bindings: Record<string, unknown>, options?: object) {
     return this.log.child(bindings, options);
   }
+}
+// One method per level, each writing through the logger made on first use.
+for (const level of LEVELS) {
+  Object.defineProperty(LazyRequestLogger.prototype, level, {
+    value(this: LazyRequestLogger, ...args: LogArgs) {
+      this.log[level](...args);
+    },
+  });
 }
 
 /** Fastify's `childLoggerFactory`: each request's logger made only when something logs through it. */
