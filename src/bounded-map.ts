@@ -49,3 +49,12 @@ export class BoundedMap<K, V> {
     this.totalBytes = 0;
   }
 }
+
+/**
+ * `text` as a string of its own, for a key a cache keeps: a trimmed or cut request value is a view
+ * of the whole value it came from (up to the body limit), which the key would keep alive. UTF-16
+ * code units are copied as they are, lone surrogates too.
+ */
+export function ownString(text: string): string {
+  return Buffer.from(text, 'utf16le').toString('utf16le');
+}

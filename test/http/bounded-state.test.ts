@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isBotVisit } from '../../src/attribution/clicks/bots';
 import { clickedDomain, ClickLinks } from '../../src/attribution/links/resolve';
 import { FACT_KINDS } from '../../src/queues/facts';
 import { type AttributionBrand, attributionBrand, IPHONE, postPublic, uniqueId } from '../attribution/public/setup';
@@ -84,5 +87,24 @@ describe('served-link cache', () => {
     const link = await links.forClick(clickedDomain(acme.hostname)!, 'maya');
     expect(link).toMatchObject({ id: acme.web.id, slug: 'maya' });
     expect(links.cachedBytes).toBeLessThanOrEqual(budget);
+  });
+
+  it('keeps no more of a click than the host and agent it names, however large the padded values they were cut from', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapUsed();
+    // As POST /clicks reads its fields (body.ts, optionalText): trimmed, then cut to the field's length.
+    const read = (value: string, max: number) => value.trim().slice(0, max);
+    for (let i = 0; i < 1000; i++) {
+      const padding = ' '.repeat(60_000);
+      expect(clickedDomain(read(`${padding}padded-${i}.example${padding}`, 253))).toBe(`padded-${i}.example`);
+      expect(isBotVisit(read(`${padding}${IPHONE} Build/${i}${padding}`, 1024))).toBe(false);
+    }
+    // 2,000 kept keys of a few bytes each, not the 120 KB values they were cut from (240 MB).
+    expect(heapUsed() - before).toBeLessThan(16 * MIB);
   });
 });

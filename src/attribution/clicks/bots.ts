@@ -1,5 +1,5 @@
 import { isbot } from 'isbot';
-import { BoundedMap } from '../../bounded-map';
+import { BoundedMap, ownString } from '../../bounded-map';
 
 /**
  * Verdicts on recent user agents: a few thousand agents make most traffic, and isbot's list is one
@@ -13,7 +13,7 @@ function isBotAgent(userAgent: string): boolean {
   let verdict = verdicts.get(userAgent);
   if (verdict === undefined) {
     verdict = isbot(userAgent);
-    verdicts.set(userAgent, verdict);
+    verdicts.set(ownString(userAgent), verdict);
   }
   return verdict;
 }

@@ -1,7 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
-import { BoundedMap } from '../../bounded-map';
+import { BoundedMap, ownString } from '../../bounded-map';
 import { Batcher } from '../../db/batcher';
 import { Memo } from './memo';
 import { linksWithDomain } from './queries';
@@ -31,7 +31,7 @@ export function clickedDomain(domain: string): string | null {
   let host = clickedDomains.get(domain);
   if (host === undefined) {
     host = normalizeHostname(domain.trim().replace(/:\d*$/, ''));
-    clickedDomains.set(domain, host);
+    clickedDomains.set(ownString(domain), host);
   }
   return host;
 }
