@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isBotVisit } from '../../src/attribution/clicks/bots';
+import { AttributionHosts } from '../../src/attribution/link-host/hosts';
 import { clickedDomain, ClickLinks } from '../../src/attribution/links/resolve';
 import { FACT_KINDS } from '../../src/queues/facts';
 import { type AttributionBrand, attributionBrand, IPHONE, postPublic, uniqueId } from '../attribution/public/setup';
@@ -15,6 +16,13 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
  * however long the made-up hosts and slugs.
  */
 const MIB = 1024 * 1024;
+
+/** The heap in use after a full collection, for what a cache keeps. */
+function heapUsed(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage().heapUsed;
+}
 let t: TestService;
 let acme: AttributionBrand;
 
@@ -90,12 +98,6 @@ describe('served-link cache', () => {
   });
 
   it('keeps no more of a click than the host and agent it names, however large the padded values they were cut from', () => {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as () => void;
-    const heapUsed = () => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
     const before = heapUsed();
     // As POST /clicks reads its fields (body.ts, optionalText): trimmed, then cut to the field's length.
     const read = (value: string, max: number) => value.trim().slice(0, max);
@@ -106,5 +108,15 @@ describe('served-link cache', () => {
     }
     // 2,000 kept keys of a few bytes each, not the 120 KB values they were cut from (240 MB).
     expect(heapUsed() - before).toBeLessThan(16 * MIB);
+  });
+
+  it('remembers no Host header longer than a host name, and still answers it', async () => {
+    const hosts = new AttributionHosts(t.services.db, t.services.linkChanges, t.services.log, null);
+    expect(await hosts.match(acme.hostname)).toBe(acme.hostname);
+    const before = heapUsed();
+    for (let i = 0; i < 4000; i++) expect(await hosts.match(`${'h'.repeat(15_000)}${i}.example`)).toBeNull();
+    // 4,000 headers of 15 KB (60 MB) were answered, none kept.
+    expect(heapUsed() - before).toBeLessThan(16 * MIB);
+    expect(await hosts.match(acme.hostname.toUpperCase())).toBe(acme.hostname);
   });
 });

@@ -7,6 +7,7 @@ import { clickedDomain } from '../links/resolve';
 /** While the change feed is down, the host list is read again at most this often. */
 const STALE_MS = 5_000;
 const MAX_REMEMBERED_HOSTS = 10_000;
+const MAX_REMEMBERED_HOST_LENGTH = 260;
 
 /**
  * Which `Host` headers name an attribution domain (CONTRACT 9), answered from memory: the hostnames
@@ -45,6 +46,8 @@ export class AttributionHosts {
   }
 
   private normalize(hostHeader: string): string | null {
+    // No host name is this long (253 characters and a port): such headers are answered, not remembered.
+    if (hostHeader.length > MAX_REMEMBERED_HOST_LENGTH) return clickedDomain(utf8Host(hostHeader));
     let host = this.normalized.get(hostHeader);
     if (host === undefined) {
       host = clickedDomain(utf8Host(hostHeader));
