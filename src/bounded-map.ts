@@ -51,10 +51,23 @@ export class BoundedMap<K, V> {
 }
 
 /**
- * `text` as a string of its own, for a key a cache keeps: a trimmed or cut request value is a view
- * of the whole value it came from (up to the body limit), which the key would keep alive. UTF-16
- * code units are copied as they are, lone surrogates too.
+ * `compute` remembered for the last `maxEntries` texts of up to `maxLength` characters; longer
+ * ones are computed each time, so made-up long texts cannot fill memory. Keys are copied: a
+ * trimmed or cut request value is a view of the whole value it came from (up to the body limit).
  */
-export function ownString(text: string): string {
-  return Buffer.from(text, 'utf16le').toString('utf16le');
+export function rememberedText<V extends NonNullable<unknown> | null>(
+  compute: (text: string) => V,
+  limits: { maxEntries: number; maxLength: number },
+): (text: string) => V {
+  const kept = new BoundedMap<string, V>({ maxEntries: limits.maxEntries });
+  return (text) => {
+    if (text.length > limits.maxLength) return compute(text);
+    let value = kept.get(text);
+    if (value === undefined) {
+      value = compute(text);
+      // UTF-16 code units copied as they are, lone surrogates too.
+      kept.set(Buffer.from(text, 'utf16le').toString('utf16le'), value);
+    }
+    return value;
+  };
 }

@@ -1,22 +1,11 @@
 import { isbot } from 'isbot';
-import { BoundedMap, ownString } from '../../bounded-map';
+import { rememberedText } from '../../bounded-map';
 
 /**
  * Verdicts on recent user agents: a few thousand agents make most traffic, and isbot's list is one
  * large regex. Only ordinary-length agents are kept, so made-up long ones cannot fill memory.
  */
-const verdicts = new BoundedMap<string, boolean>({ maxEntries: 4096 });
-const MAX_KEPT_AGENT = 512;
-
-function isBotAgent(userAgent: string): boolean {
-  if (userAgent.length > MAX_KEPT_AGENT) return isbot(userAgent);
-  let verdict = verdicts.get(userAgent);
-  if (verdict === undefined) {
-    verdict = isbot(userAgent);
-    verdicts.set(ownString(userAgent), verdict);
-  }
-  return verdict;
-}
+const isBotAgent = rememberedText(isbot, { maxEntries: 4096, maxLength: 512 });
 
 /**
  * Whether a visit is a crawler's, a link preview's or a browser prefetch (`Sec-Purpose`/`Purpose:

@@ -1,13 +1,10 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
-import { BoundedMap } from '../../bounded-map';
 import { clickedDomain } from '../links/resolve';
 
 /** While the change feed is down, the host list is read again at most this often. */
 const STALE_MS = 5_000;
-const MAX_REMEMBERED_HOSTS = 10_000;
-const MAX_REMEMBERED_HOST_LENGTH = 260;
 
 /**
  * Which `Host` headers name an attribution domain (CONTRACT 9), answered from memory: the hostnames
@@ -20,8 +17,6 @@ export class AttributionHosts {
   private readAt = 0;
   private failed = false;
   private reading: Promise<void> | undefined;
-  /** Raw Host header → the host as domains are stored, or null; the oldest go first when full. */
-  private readonly normalized = new BoundedMap<string, string | null>({ maxEntries: MAX_REMEMBERED_HOSTS });
 
   constructor(
     private readonly db: Db,
@@ -39,21 +34,10 @@ export class AttributionHosts {
   /** The attribution domain `hostHeader` names (lower case, no port, no `www.`, ASCII), or null. */
   async match(hostHeader: string | undefined): Promise<string | null> {
     if (!hostHeader) return null;
-    const host = this.normalize(hostHeader);
+    const host = clickedDomain(utf8Host(hostHeader));
     if (!host || host === this.serviceHost) return null;
     if (!this.fresh()) await this.read();
     return this.hosts?.has(host) ? host : null;
-  }
-
-  private normalize(hostHeader: string): string | null {
-    // No host name is this long (253 characters and a port): such headers are answered, not remembered.
-    if (hostHeader.length > MAX_REMEMBERED_HOST_LENGTH) return clickedDomain(utf8Host(hostHeader));
-    let host = this.normalized.get(hostHeader);
-    if (host === undefined) {
-      host = clickedDomain(utf8Host(hostHeader));
-      this.normalized.set(hostHeader, host);
-    }
-    return host;
   }
 
   private fresh(): boolean {

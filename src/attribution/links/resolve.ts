@@ -1,7 +1,7 @@
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import { normalizeHostname } from '../domains/hostname';
-import { BoundedMap, ownString } from '../../bounded-map';
+import { BoundedMap, rememberedText } from '../../bounded-map';
 import { Batcher } from '../../db/batcher';
 import { Memo } from './memo';
 import { linksWithDomain } from './queries';
@@ -21,20 +21,15 @@ export type ServedLink = {
   androidUrl: string | null;
 };
 
-/** Hosts of recent clicks as sent: a brand's clicks come from a few, and IDNA mapping is a share of each click's cost. */
-const clickedDomains = new BoundedMap<string, string | null>({ maxEntries: 4096 });
-const MAX_KEPT_DOMAIN = 260;
-
-/** The host a visitor hit as links are stored: lower case, no port (an empty one too, as URLs allow), no leading `www.`. */
-export function clickedDomain(domain: string): string | null {
-  if (domain.length > MAX_KEPT_DOMAIN) return normalizeHostname(domain.trim().replace(/:\d*$/, ''));
-  let host = clickedDomains.get(domain);
-  if (host === undefined) {
-    host = normalizeHostname(domain.trim().replace(/:\d*$/, ''));
-    clickedDomains.set(ownString(domain), host);
-  }
-  return host;
-}
+/**
+ * The host a visitor hit as links are stored: lower case, no port (an empty one too, as URLs allow),
+ * no leading `www.`. Recent hosts are remembered as sent (up to a host name and port long): a
+ * brand's clicks come from a few, and IDNA mapping is a share of each click's cost.
+ */
+export const clickedDomain = rememberedText((domain) => normalizeHostname(domain.trim().replace(/:\d*$/, '')), {
+  maxEntries: 10_000,
+  maxLength: 260,
+});
 
 /** The path after the domain, without surrounding slashes, query or fragment: `/jane/?x=1` → `jane`. */
 export function clickedSlug(slug: string | null | undefined): string {
