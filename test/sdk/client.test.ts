@@ -140,17 +140,18 @@ describe('timeouts', () => {
     ]);
   });
 
-  it('treats a storage call that never settles as failed after 5 s, and still reports the install', async () => {
+  it('treats a storage call that never settles as failed after 5 s, and reports no install under an ID it could not keep', async () => {
     vi.useFakeTimers();
     const sent = stubFetch(() => Response.json({ ok: true, duplicate: false, install: {} }, { status: 201 }));
     const hanging = { getItem: () => new Promise<string | null>(() => undefined), setItem: () => new Promise<void>(() => undefined) };
     const { c, logs } = client({ storage: hanging });
     const result = c.trackInstall();
     await vi.advanceTimersByTimeAsync(30_000);
-    await expect(result).resolves.toEqual({ ok: true, duplicate: false, install: {} });
-    expect(sent).toHaveLength(1);
-    expect(sent[0]!.body.install_id).toMatch(UUID_V4);
+    await expect(result).resolves.toBeNull();
+    expect(sent).toHaveLength(0);
+    expect(await c.getInstallId()).toMatch(UUID_V4);
     expect(logs.some((m) => m.includes('cannot read svc_install_id'))).toBe(true);
+    expect(logs.some((m) => m.includes('the install is not reported this launch'))).toBe(true);
   });
 
   it('gives up on a clipboard read after 30 s (a paste prompt left unanswered): the install goes without a token, and the purchase after it', async () => {
@@ -191,9 +192,10 @@ describe('failures never reach the app', () => {
         throw new Error('logger down');
       },
     });
-    await expect(c.trackInstall({ readClipboard: true })).resolves.toEqual({ ok: true, duplicate: false, install: {} });
+    // No install under an ID storage cannot keep; the purchase goes under the launch's ID.
+    await expect(c.trackInstall({ readClipboard: true })).resolves.toBeNull();
     expect(await c.trackPurchase({ transactionId: 'tx', amount: 1, currency: 'USD' })).toBe(true);
-    expect(sent.map((s) => s.body.install_id ?? s.body.external_user_id)).toEqual([await c.getInstallId(), await c.getInstallId()]);
+    expect(sent.map((s) => [s.path, s.body.external_user_id])).toEqual([['/api/public/attribution/events', await c.getInstallId()]]);
   });
 
   it('a config without pixel key or with another platform sends nothing, logs why, and does not throw', async () => {

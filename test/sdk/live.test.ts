@@ -218,21 +218,32 @@ describe('the React Native SDK against the running service', () => {
     expect(logs.some((m) => m.includes('recorded as live revenue'))).toBe(true);
   });
 
-  it('with storage that fails on every call, nothing throws and the install and purchase are still recorded', async () => {
+  it('with storage that fails on every call, nothing throws, the install is not sent and the purchase is still recorded', async () => {
     const broken = {
       getItem: () => {
         throw new Error('disk full');
       },
       setItem: () => Promise.reject(new Error('disk full')),
     };
-    const { client, logs } = launch(broken as unknown as SvcConfig['storage']);
-    const answer = await client.trackInstall({ readClipboard: true, code: acme.code.label });
-    const installId = await client.getInstallId();
-    expect(installId).toMatch(UUID_V4);
-    expect(answer).toMatchObject({ ok: true, duplicate: false, install: { install_id: installId, resolution_method: 'code' } });
-    const tx = uniqueTx('broken');
-    expect(await client.trackPurchase({ transactionId: tx, amount: 1, currency: 'USD' })).toBe(true);
-    expect(await ledger(tx)).toEqual([expect.objectContaining({ external_user_id: installId, code: acme.code.label })]);
-    expect(logs.some((m) => m.includes('storage'))).toBe(true);
+    const sent: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((url: string, init?: RequestInit) => {
+      sent.push(new URL(url).pathname);
+      return realFetch(url, init);
+    }) as typeof fetch;
+    try {
+      const { client, logs } = launch(broken as unknown as SvcConfig['storage']);
+      // An install under an ID storage cannot keep would be counted again at every launch.
+      expect(await client.trackInstall({ readClipboard: true, code: acme.code.label })).toBeNull();
+      const installId = await client.getInstallId();
+      expect(installId).toMatch(UUID_V4);
+      const tx = uniqueTx('broken');
+      expect(await client.trackPurchase({ transactionId: tx, amount: 1, currency: 'USD', code: acme.code.label })).toBe(true);
+      expect(await ledger(tx)).toEqual([expect.objectContaining({ external_user_id: installId, code: acme.code.label })]);
+      expect(sent).toEqual(['/api/public/attribution/events']);
+      expect(logs.some((m) => m.includes('the install is not reported this launch'))).toBe(true);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
   });
 });

@@ -25,7 +25,7 @@ export type Vector = {
   description: string;
   config: Omit<SvcConfig, 'storage' | 'clipboard' | 'log'>;
   clipboard?: string | { fails: true } | null;
-  storage: { fails?: boolean; before: Record<string, Json>; after: Record<string, Json> };
+  storage: { fails?: true | 'reads' | 'writes'; before: Record<string, Json>; after: Record<string, Json> };
   launches: Call[][];
   clipboard_reads?: number;
 };
@@ -100,14 +100,16 @@ export async function runVector(v: Vector, sdk: Sdk): Promise<string[]> {
   const broken = async () => {
     throw new Error('storage unavailable');
   };
-  const storage = v.storage.fails
-    ? { getItem: broken, setItem: broken }
-    : {
-        getItem: async (key: string) => store.get(key) ?? null,
-        setItem: async (key: string, value: string) => {
-          store.set(key, value);
-        },
-      };
+  const fails = v.storage.fails;
+  const storage = {
+    getItem: fails === true || fails === 'reads' ? broken : async (key: string) => store.get(key) ?? null,
+    setItem:
+      fails === true || fails === 'writes'
+        ? broken
+        : async (key: string, value: string) => {
+            store.set(key, value);
+          },
+  };
   let clipboardReads = 0;
   const clipboard =
     v.clipboard === undefined || v.clipboard === null

@@ -226,28 +226,32 @@ export function createClient(config: SvcConfig): SvcClient {
     }
   }
 
-  async function writeKey(key: string, value: string): Promise<void> {
-    if (unreadable.has(key)) return;
+  /** Stores `value`; false when it was not stored (storage failed, or the key was unreadable). */
+  async function writeKey(key: string, value: string): Promise<boolean> {
+    if (unreadable.has(key)) return false;
     try {
       await within<unknown>(Promise.resolve(config.storage.setItem(key, value)), STORAGE_TIMEOUT_MS, () => {
         throw new Error(`storage setItem timed out after ${STORAGE_TIMEOUT_MS} ms`);
       });
+      return true;
     } catch (error) {
       log(`storage: cannot write ${key}`, error);
+      return false;
     }
   }
 
-  let installId: Promise<string> | undefined;
-  function getInstallId(): Promise<string> {
-    installId ??= (async () => {
+  // The install ID, and whether storage holds it (read from it, or written to it this launch).
+  let identity: Promise<{ id: string; kept: boolean }> | undefined;
+  function installIdentity(): Promise<{ id: string; kept: boolean }> {
+    identity ??= (async () => {
       const stored = trimmed(await readKey(STORAGE_KEYS.installId));
-      if (stored) return stored;
+      if (stored) return { id: stored, kept: true };
       const made = uuidV4();
-      await writeKey(STORAGE_KEYS.installId, made);
-      return made;
+      return { id: made, kept: await writeKey(STORAGE_KEYS.installId, made) };
     })();
-    return installId;
+    return identity;
   }
+  const getInstallId = async (): Promise<string> => (await installIdentity()).id;
 
   async function post(path: string, body: Record<string, unknown>): Promise<Sent> {
     const fetch = globals.fetch;
@@ -362,7 +366,13 @@ export function createClient(config: SvcConfig): SvcClient {
 
   async function reportInstall(options: TrackInstallOptions): Promise<InstallAnswer | null> {
     if (await isReported()) return null;
-    const id = await getInstallId();
+    const { id, kept } = await installIdentity();
+    // Under an ID that storage does not hold, the next launch would report the install again
+    // under a new ID and it would count twice (also when a stored ID merely failed to read now).
+    if (!kept) {
+      log('storage cannot hold the install ID: the install is not reported this launch');
+      return null;
+    }
     // An install that failed before is sent again as first tried: its time, token and code.
     const storedPending = await readKey(STORAGE_KEYS.pendingInstall);
     const before = parsePendingInstall(storedPending);
