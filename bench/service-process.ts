@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { freePort } from '../test/helpers/free-port';
+import { START_NODE_FLAGS } from '../test/helpers/start-flags';
 import { percentile, round } from './helpers';
 
 /**
@@ -17,11 +18,11 @@ export type ServiceProcess = { base: string; child: ChildProcess; stop(): Promis
  * A Node process running `script` (through tsx) on a free port of 127.0.0.1, resolved once its
  * /healthz answers 200; stopped again, and the error thrown, when it exits or stays silent for 60 s.
  */
-export async function startProcess(script: string[], env: Record<string, string>): Promise<ServiceProcess> {
+export async function startProcess(script: string[], env: Record<string, string>, flags: string[] = []): Promise<ServiceProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   // Node options for the processes a bench starts, for trials: `BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`.
-  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
+  const nodeFlags = [...flags, ...(process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [])];
   const child = spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...script], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -40,7 +41,7 @@ export async function startProcess(script: string[], env: Record<string, string>
   return { base, child, stop };
 }
 
-/** Starts `src/main.ts all` on the bench environment's stores; resolves once /healthz answers. */
+/** Starts `src/main.ts all` with `npm start`'s Node flags on the bench environment's stores; resolves once /healthz answers. */
 export function startServiceProcess(config: Config, env: Record<string, string> = {}): Promise<ServiceProcess> {
   return startProcess(['src/main.ts', 'all'], {
     NODE_ENV: 'development',
@@ -54,7 +55,7 @@ export function startServiceProcess(config: Config, env: Record<string, string> 
     DEMO: '0',
     LOG_LEVEL: config.logLevel,
     ...env,
-  });
+  }, START_NODE_FLAGS);
 }
 
 async function ready(base: string, child: ChildProcess): Promise<void> {

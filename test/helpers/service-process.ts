@@ -7,9 +7,10 @@ import { dropDatabase } from '../../src/db/database';
 import { signAdminToken } from '../../src/http/admin-auth';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { isolatedEnv } from './harness';
+import { START_NODE_FLAGS } from './start-flags';
 
-/** `npm start`'s command, run in place: Node with tsx on src/main.ts. */
-export const SERVICE_COMMAND = [process.execPath, '--import', 'tsx', 'src/main.ts', 'all'];
+/** `npm start`'s command, run in place: Node with its flags and tsx on src/main.ts. */
+export const SERVICE_COMMAND = [process.execPath, ...START_NODE_FLAGS, '--import', 'tsx', 'src/main.ts', 'all'];
 
 /** Starts `command` (the service, or something that starts it) and waits for its listen line; `watch` sees its output so far. */
 export function startServiceProcess(
