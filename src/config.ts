@@ -55,6 +55,8 @@ const envSchema = z.object({
   REDIS_COMMAND_TIMEOUT_MS: millis(2000),
   PG_STATEMENT_TIMEOUT_MS: millis(4000),
   PG_CONNECT_TIMEOUT_MS: millis(2000),
+  /** Reads from a ClickHouse server (CLICKHOUSE_URL) on the request path; embedded ClickHouse cannot hang apart from the process. */
+  CLICKHOUSE_QUERY_TIMEOUT_MS: millis(4000),
   HEALTH_PROBE_TIMEOUT_MS: millis(1000),
   /** Fastify's requestTimeout: the whole request (headers and body) must arrive within it. */
   REQUEST_TIMEOUT_MS: millis(10_000),
@@ -135,7 +137,7 @@ export type Config = {
   trustProxy: boolean | string;
   /** Set only under NODE_ENV=test (TEST_APPLE_ROOT_CA): replaces the pinned Apple root. */
   testAppleRootCa: Buffer | undefined;
-  timeouts: { redisCommandMs: number; pgStatementMs: number; pgConnectMs: number; healthProbeMs: number; requestMs: number };
+  timeouts: { redisCommandMs: number; pgStatementMs: number; pgConnectMs: number; clickhouseQueryMs: number; healthProbeMs: number; requestMs: number };
   /** Requests a minute; 0: off. */
   rateLimits: { dataApi: number; publicIp: number; pixelKey: number };
   ipMatchMemoryBytes: number;
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       redisCommandMs: e.REDIS_COMMAND_TIMEOUT_MS,
       pgStatementMs: e.PG_STATEMENT_TIMEOUT_MS,
       pgConnectMs: e.PG_CONNECT_TIMEOUT_MS,
+      clickhouseQueryMs: e.CLICKHOUSE_QUERY_TIMEOUT_MS,
       healthProbeMs: e.HEALTH_PROBE_TIMEOUT_MS,
       requestMs: e.REQUEST_TIMEOUT_MS,
     },

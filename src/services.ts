@@ -39,12 +39,13 @@ export type Services = {
  * timeouts) or the workers' thread (no timeouts: its statements are not the request path) open them.
  */
 export async function openStores(config: Config, log: Logger, use: 'requests' | 'workers'): Promise<{ db: Db; warehouse: Warehouse }> {
-  const { pgStatementMs, pgConnectMs } = config.timeouts;
+  const { pgStatementMs, pgConnectMs, clickhouseQueryMs } = config.timeouts;
   const db = createDb(config.databaseUrl, 10, use === 'requests' ? { statementMs: pgStatementMs, connectMs: pgConnectMs } : undefined);
   const warehouse = await createWarehouse({
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
     dataDir: config.dataDir,
+    queryTimeoutMs: use === 'requests' ? clickhouseQueryMs : undefined,
     onDirectoryHeld: () =>
       log.warn(
         { dir: config.dataDir },

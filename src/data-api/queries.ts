@@ -241,7 +241,7 @@ export class DataQueries {
   async postsStream(scope: Scope, sort: Sort, max: number): Promise<AsyncIterable<PostRow>> {
     const read = (limit: number, after?: PostCursor) => {
       const { query, params } = postsQuery(scope, sort, limit, after);
-      return this.stream<PostRow>(query, params);
+      return this.wh.stream<PostRow>(query, params);
     };
     let limit = Math.min(FIRST_CSV_PAGE, max);
     const first = await read(limit); // awaited here: a failing query fails the request, not the body
@@ -276,7 +276,7 @@ export class DataQueries {
   /** The first `limit` creators, read as ClickHouse sends them (CSV). */
   creatorsStream(scope: Scope, limit: number): Promise<AsyncIterable<CreatorRow>> {
     const { query, params } = creatorsQuery(scope, limit, 0);
-    return this.stream<CreatorRow>(query, params);
+    return this.wh.stream<CreatorRow>(query, params);
   }
 
   private async creatorCount(scope: Scope): Promise<number> {
@@ -285,18 +285,5 @@ export class DataQueries {
       scopeParams(scope),
     );
     return row!.n;
-  }
-
-  /**
-   * Runs a query and yields its rows as they are read from the result stream. Awaiting
-   * the call surfaces query errors before anything is answered.
-   */
-  private async stream<T>(query: string, params: Record<string, unknown>): Promise<AsyncIterable<T>> {
-    const result = await this.wh.client.query({ query, query_params: params, format: 'JSONEachRow' });
-    return (async function* () {
-      for await (const rows of result.stream()) {
-        for (const row of rows) yield row.json<T>();
-      }
-    })();
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ClickHouseClient, createClient } from '@clickhouse/client';
+import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickhouse/client';
 
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
 import { createChdbConnection } from 'chdb/connection';
@@ -16,6 +16,8 @@ export type Warehouse = {
   embedded: boolean;
   /** Runs a query and returns every row (for small, aggregated answers). */
   rows<T>(query: string, params?: QueryParams): Promise<T[]>;
+  /** Runs a query and yields its rows as they are read (exports); awaiting it surfaces the query's errors before anything is answered. */
+  stream<T>(query: string, params?: QueryParams): Promise<AsyncIterable<T>>;
   /**
    * Inserts rows in one INSERT. `dedupToken` makes a replay of the same batch a no-op
    * on tables with a deduplication window. It is always sent: under chDB settings are
@@ -31,6 +33,11 @@ export type WarehouseOptions = {
   url?: string;
   database: string;
   dataDir: string;
+  /**
+   * A ClickHouse server's reads (`rows`, and `stream` until its answer starts) are given up after
+   * this long and fail with code ETIMEDOUT, which the routes answer 503 (CONTRACT 10). Unset: no bound.
+   */
+  queryTimeoutMs?: number;
   /** Called once when the embedded directory is held by another process and opening waits for it (waitForRelease). */
   onDirectoryHeld?: () => void;
 };
@@ -39,6 +46,10 @@ export type WarehouseOptions = {
 // in one INSERT: a batch's event times span 1970-2099 and a snapshot history any years, and past
 // ClickHouse's default of 100 partitions the whole batch would fail on every retry.
 const settings = { output_format_json_quote_64bit_integers: 0, date_time_output_format: 'iso', max_partitions_per_insert_block: '0' } as const;
+
+// The client's own log is off: it writes several lines to stderr for each failed request, and
+// each failure also reaches its caller, which logs it (once per burst during an outage).
+const quiet = { level: ClickHouseLogLevel.OFF };
 
 export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse> {
   const embedded = !opts.url;
@@ -57,19 +68,47 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
     await client.command({ query: `USE ${opts.database}` });
   } else {
-    const bootstrap = createClient({ url: opts.url });
+    const bootstrap = createClient({ url: opts.url, log: quiet });
     await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
     await bootstrap.close();
-    client = createClient({ url: opts.url, database: opts.database, clickhouse_settings: settings });
+    client = createClient({ url: opts.url, database: opts.database, clickhouse_settings: settings, log: quiet });
   }
 
+  return warehouseOver(client, { database: opts.database, embedded, queryTimeoutMs: embedded ? undefined : opts.queryTimeoutMs });
+}
+
+/** The Warehouse over an opened client: reads bounded by `queryTimeoutMs` when given. */
+export function warehouseOver(client: ClickHouseClient, opts: { database: string; embedded: boolean; queryTimeoutMs?: number }): Warehouse {
+  const bounded = async <T>(read: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+    if (opts.queryTimeoutMs === undefined) return read(undefined);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), opts.queryTimeoutMs);
+    try {
+      return await read(controller.signal);
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+      throw Object.assign(new Error(`ClickHouse did not answer within ${opts.queryTimeoutMs} ms`, { cause: err }), { code: 'ETIMEDOUT' });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
   return {
     client,
     database: opts.database,
-    embedded,
-    async rows<T>(query: string, params?: QueryParams) {
-      const result = await client.query({ query, query_params: params, format: 'JSONEachRow' });
-      return result.json<T>();
+    embedded: opts.embedded,
+    rows<T>(query: string, params?: QueryParams) {
+      return bounded(async (signal) => {
+        const result = await client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+        return result.json<T>();
+      });
+    },
+    async stream<T>(query: string, params?: QueryParams) {
+      const result = await bounded((signal) => client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal }));
+      return (async function* () {
+        for await (const rows of result.stream()) {
+          for (const row of rows) yield row.json<T>();
+        }
+      })();
     },
     async insert(table, rows, dedupToken) {
       if (rows.length === 0) return;
