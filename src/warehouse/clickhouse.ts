@@ -34,7 +34,7 @@ export type WarehouseOptions = {
   database: string;
   dataDir: string;
   /**
-   * A ClickHouse server's reads (`rows`, and `stream` until its answer starts) are given up after
+   * A ClickHouse server's reads (`rows` whole, `stream` until its answer starts) are given up after
    * this long and fail with code ETIMEDOUT, which the routes answer 503 (CONTRACT 10). Unset: no bound.
    */
   queryTimeoutMs?: number;
@@ -71,7 +71,9 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
     const bootstrap = createClient({ url: opts.url, log: quiet });
     await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
     await bootstrap.close();
-    client = createClient({ url: opts.url, database: opts.database, clickhouse_settings: settings, log: quiet });
+    // A read given up (queryTimeoutMs) is cancelled on the server too, not left running there.
+    const serverSettings = { ...settings, cancel_http_readonly_queries_on_client_close: 1 as const };
+    client = createClient({ url: opts.url, database: opts.database, clickhouse_settings: serverSettings, log: quiet });
   }
 
   return warehouseOver(client, { database: opts.database, embedded, queryTimeoutMs: embedded ? undefined : opts.queryTimeoutMs });
@@ -99,7 +101,12 @@ export function warehouseOver(client: ClickHouseClient, opts: { database: string
     rows<T>(query: string, params?: QueryParams) {
       return bounded(async (signal) => {
         const result = await client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-        return result.json<T>();
+        if (!signal) return result.json<T>();
+        // The client stops watching the signal once the answer starts: a body that stalls is given up here.
+        const stalled = new Promise<never>((_, reject) =>
+          signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
+        );
+        return await Promise.race([result.json<T>(), stalled]).finally(() => signal.aborted && result.close());
       });
     },
     async stream<T>(query: string, params?: QueryParams) {

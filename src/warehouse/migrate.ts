@@ -25,9 +25,9 @@ export async function migrateWarehouse(wh: Warehouse): Promise<string[]> {
     `CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime DEFAULT now())
      ENGINE = ReplacingMergeTree ORDER BY version`,
   );
-  const applied = new Set(
-    (await wh.rows<{ version: string }>('SELECT version FROM schema_migrations FINAL')).map((r) => r.version),
-  );
+  // Through the client, not `rows`: migrations are not held to the request path's read bound.
+  const versions = await wh.client.query({ query: 'SELECT version FROM schema_migrations FINAL', format: 'JSONEachRow' });
+  const applied = new Set((await versions.json<{ version: string }>()).map((r) => r.version));
   const files = (await readdir(ddlDir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort();
   const done: string[] = [];
   for (const file of files) {

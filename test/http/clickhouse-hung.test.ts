@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { ClickHouseLogLevel, createClient } from '@clickhouse/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
 
 /**
  * CONTRACT 10 with a ClickHouse server (CLICKHOUSE_URL) that is up but hung: here a listener that
- * accepts connections and never answers. Reads give up after CLICKHOUSE_QUERY_TIMEOUT_MS (4 s) and
+ * accepts connections and never answers. Reads give up after CLICKHOUSE_QUERY_TIMEOUT_MS (2 s) and
  * the routes answer 503 unavailable within 5 s, where the client alone would wait 30 s. This
  * machine has no ClickHouse server, so the service starts embedded and its reads are then sent to
  * the hung one.
@@ -16,6 +17,9 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
 let hung: Server;
 const held = new Set<Socket>();
 let hungUrl: string;
+// A server that sends the head of a 200 answer and then nothing.
+let stalled: HttpServer;
+let stalledUrl: string;
 let t: TestService;
 let apiKey: string;
 
@@ -23,6 +27,12 @@ beforeAll(async () => {
   hung = createServer((socket) => void held.add(socket));
   await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
   hungUrl = `http://127.0.0.1:${(hung.address() as { port: number }).port}`;
+  stalled = createHttpServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.flushHeaders();
+  });
+  await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+  stalledUrl = `http://127.0.0.1:${(stalled.address() as { port: number }).port}`;
   // No answer cache: every read goes to ClickHouse.
   t = await startTestService({ env: { READ_CACHE_MB: '0' } });
   const brand = await createBrand(t, { name: 'Acme' });
@@ -33,10 +43,12 @@ afterAll(async () => {
   await destroyTestService(t);
   for (const socket of held) socket.destroy();
   await new Promise((resolve) => hung.close(resolve));
+  stalled.closeAllConnections();
+  await new Promise((resolve) => stalled.close(resolve));
 });
 
-const hungWarehouse = (queryTimeoutMs: number) =>
-  warehouseOver(createClient({ url: hungUrl, log: { level: ClickHouseLogLevel.OFF } }), { database: t.services.warehouse.database, embedded: false, queryTimeoutMs });
+const hungWarehouse = (url: string, queryTimeoutMs: number) =>
+  warehouseOver(createClient({ url, log: { level: ClickHouseLogLevel.OFF } }), { database: t.services.warehouse.database, embedded: false, queryTimeoutMs });
 
 async function failure(read: Promise<unknown>) {
   const started = performance.now();
@@ -49,7 +61,7 @@ async function failure(read: Promise<unknown>) {
 
 describe('ClickHouse server hung (CONTRACT 10)', () => {
   it('a read, and an export until its answer starts, give up after the bound as a store unavailable', async () => {
-    const wh = hungWarehouse(300);
+    const wh = hungWarehouse(hungUrl, 300);
     for (const read of [() => wh.rows('SELECT 1'), () => wh.stream('SELECT 1')]) {
       const { err, ms } = await failure(read());
       expect(err.code).toBe('ETIMEDOUT');
@@ -61,15 +73,24 @@ describe('ClickHouse server hung (CONTRACT 10)', () => {
     await wh.close();
   });
 
+  it('a read whose answer starts and then stalls gives up after the bound too', async () => {
+    const wh = hungWarehouse(stalledUrl, 300);
+    const { err, ms } = await failure(wh.rows('SELECT 1'));
+    expect(err.code).toBe('ETIMEDOUT');
+    expect(storeUnavailable(err)).toBe(true);
+    expect(ms).toBeLessThan(2000);
+    await wh.close();
+  });
+
   it('Data API reads and CSV exports answer 503 unavailable within 5 s', async () => {
     const authorization = `Bearer ${apiKey}`;
     const before = await t.request({ method: 'GET', url: '/api/v1/metrics/summary?period=all', headers: { authorization } });
     expect(before.statusCode).toBe(200);
 
     const embedded = { ...t.services.warehouse };
-    Object.assign(t.services.warehouse, hungWarehouse(t.config.timeouts.clickhouseQueryMs));
+    Object.assign(t.services.warehouse, hungWarehouse(hungUrl, t.config.timeouts.clickhouseQueryMs));
     try {
-      expect(t.config.timeouts.clickhouseQueryMs).toBe(4000);
+      expect(t.config.timeouts.clickhouseQueryMs).toBe(2000);
       const answers = await Promise.all(
         ['/api/v1/metrics/summary?period=all', '/api/v1/posts', '/api/v1/creators', '/api/v1/posts.csv'].map(async (url) => {
           const started = performance.now();
