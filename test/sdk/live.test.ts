@@ -237,10 +237,13 @@ describe('the React Native SDK against the running service', () => {
       expect(await client.trackInstall({ readClipboard: true, code: acme.code.label })).toBeNull();
       const installId = await client.getInstallId();
       expect(installId).toMatch(UUID_V4);
-      const tx = uniqueTx('broken');
-      expect(await client.trackPurchase({ transactionId: tx, amount: 1, currency: 'USD', code: acme.code.label })).toBe(true);
-      expect(await ledger(tx)).toEqual([expect.objectContaining({ external_user_id: installId, code: acme.code.label })]);
-      expect(sent).toEqual(['/api/public/attribution/events']);
+      // No install carries the launch's ID, so a purchase credits a creator only through its own code.
+      const [bare, coded] = [uniqueTx('broken'), uniqueTx('broken-code')];
+      expect(await client.trackPurchase({ transactionId: bare, amount: 1, currency: 'USD' })).toBe(true);
+      expect(await client.trackPurchase({ transactionId: coded, amount: 1, currency: 'USD', code: acme.code.label })).toBe(true);
+      expect(await ledger(bare)).toEqual([expect.objectContaining({ external_user_id: installId, code: null, link: null, resolution_method: 'unattributed' })]);
+      expect(await ledger(coded)).toEqual([expect.objectContaining({ external_user_id: installId, code: acme.code.label })]);
+      expect(sent).toEqual(['/api/public/attribution/events', '/api/public/attribution/events']);
       expect(logs.some((m) => m.includes('the install is not reported this launch'))).toBe(true);
     } finally {
       globalThis.fetch = realFetch;

@@ -69,11 +69,11 @@ export interface InstallAnswer {
 }
 
 export interface SvcClient {
-  /** The install's answer, or null when nothing was sent (already reported) or sending failed. Never rejects. */
+  /** The install's answer, or null when nothing was sent (already reported, or storage cannot keep the install ID) or sending failed. Never rejects. */
   trackInstall(options?: TrackInstallOptions): Promise<InstallAnswer | null>;
   /** True once the service has the purchase (now or before), false otherwise. Never rejects. */
   trackPurchase(purchase: PurchaseInput): Promise<boolean>;
-  /** The persistent install ID (a UUID v4). Never rejects. */
+  /** The install ID (a UUID v4), kept in storage; for this launch only when storage cannot keep it. Never rejects. */
   getInstallId(): Promise<string>;
 }
 
