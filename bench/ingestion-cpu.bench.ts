@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { RateLimiter } from '../src/http/rate-limit';
 import { benchEnvironment } from './environment';
 import { IPHONE, round, seedWebLink } from './helpers';
+import { START_NODE_FLAGS } from '../test/helpers/start-flags';
 import { adminPostJson, type CpuSlice, cpuFigures, cpuSlice, postJson, type ServiceProcess, startProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
@@ -89,7 +90,7 @@ const bench: Bench = async (emit, filter) => {
     // The bare route answers each path with the service's own answer.
     const answers: Record<string, unknown> = {};
     for (const kind of Object.keys(TARGET) as Kind[]) answers[path(kind)] = await postJson(service.base, path(kind), bodies[kind]());
-    bare = await startProcess(['bench/bare-route.ts'], { BARE_ANSWERS: JSON.stringify(answers) });
+    bare = await startProcess(['bench/bare-route.ts'], { BARE_ANSWERS: JSON.stringify(answers) }, START_NODE_FLAGS);
 
     let bareUs = 0;
     for (const kind of kinds) {

@@ -5,6 +5,7 @@ import { closeServices, createServices, migrate } from '../src/services';
 import { benchEnvironment, benchLogger } from './environment';
 import { adminPost, IPHONE, percentile, round, timeCalls } from './helpers';
 import { type BenchBrand, seedPlacements, setUpBrand } from './placements-seed';
+import { START_NODE_FLAGS } from '../test/helpers/start-flags';
 import { postJson, type ServiceProcess, startProcess, startServiceProcess } from './service-process';
 import type { Bench } from './run';
 
@@ -254,7 +255,11 @@ async function measure(base: string, f: Fixture, selected: string[]) {
     out.dashboards = { ...alone };
     const [beside, clickLoad] = await Promise.all([dashboards(), clicks(base)]);
     // The machine's own tail: a bare Fastify route answering the same clicks beside the same dashboards.
-    const bare = await startProcess(['bench/bare-route.ts'], { BARE_ANSWERS: JSON.stringify({ '/api/public/attribution/clicks': await postJson(base, '/api/public/attribution/clicks', clickBody) }) });
+    const bare = await startProcess(
+      ['bench/bare-route.ts'],
+      { BARE_ANSWERS: JSON.stringify({ '/api/public/attribution/clicks': await postJson(base, '/api/public/attribution/clicks', clickBody) }) },
+      START_NODE_FLAGS,
+    );
     try {
       await clicks(bare.base, CLICKS_WARMUP_S);
       const [, bareClicks] = await Promise.all([dashboards(), clicks(bare.base)]);

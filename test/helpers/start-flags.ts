@@ -1,9 +1,15 @@
 import { readFileSync } from 'node:fs';
 
-/** The Node flags `npm start` runs the service with (package.json), so tests and benches run it as users do. */
+const { scripts } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+
+/** The Node flags `npm start`, `npm run api` and `npm run workers` run the service with, so tests and benches run it as users do. */
 export const START_NODE_FLAGS: string[] = (() => {
-  const start: string = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).scripts.start;
-  const flags = /^exec node (.*?)--import tsx src\/main\.ts all$/.exec(start)?.[1];
-  if (flags === undefined) throw new Error(`package.json's start script is not "exec node <flags> --import tsx src/main.ts all": ${start}`);
+  const flagsOf = (mode: string) => {
+    const flags = new RegExp(`^exec node (.*?)--import tsx src/main\\.ts ${mode}$`).exec(scripts[mode === 'all' ? 'start' : mode] ?? '')?.[1];
+    if (flags === undefined) throw new Error(`package.json: the ${mode} script is not "exec node <flags> --import tsx src/main.ts ${mode}"`);
+    return flags;
+  };
+  const flags = flagsOf('all');
+  if (flagsOf('api') !== flags || flagsOf('workers') !== flags) throw new Error('package.json: start, api and workers run Node with different flags');
   return flags.split(' ').filter(Boolean);
 })();
