@@ -81,15 +81,20 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
 
 /** The Warehouse over an opened client: reads bounded by `queryTimeoutMs` when given. */
 export function warehouseOver(client: ClickHouseClient, opts: { database: string; embedded: boolean; queryTimeoutMs?: number }): Warehouse {
+  // The read races a timer: past it the read fails as a store unavailable (ETIMEDOUT) and is aborted.
   const bounded = async <T>(read: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
     if (opts.queryTimeoutMs === undefined) return read(undefined);
     const controller = new AbortController();
+    const timedOut = new Promise<never>((_, reject) =>
+      controller.signal.addEventListener(
+        'abort',
+        () => reject(Object.assign(new Error(`ClickHouse did not answer within ${opts.queryTimeoutMs} ms`), { code: 'ETIMEDOUT' })),
+        { once: true },
+      ),
+    );
     const timer = setTimeout(() => controller.abort(), opts.queryTimeoutMs);
     try {
-      return await read(controller.signal);
-    } catch (err) {
-      if (!controller.signal.aborted) throw err;
-      throw Object.assign(new Error(`ClickHouse did not answer within ${opts.queryTimeoutMs} ms`, { cause: err }), { code: 'ETIMEDOUT' });
+      return await Promise.race([read(controller.signal), timedOut]);
     } finally {
       clearTimeout(timer);
     }
@@ -101,12 +106,9 @@ export function warehouseOver(client: ClickHouseClient, opts: { database: string
     rows<T>(query: string, params?: QueryParams) {
       return bounded(async (signal) => {
         const result = await client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal });
-        if (!signal) return result.json<T>();
-        // The client stops watching the signal once the answer starts: a body that stalls is given up here.
-        const stalled = new Promise<never>((_, reject) =>
-          signal.addEventListener('abort', () => reject(signal.reason), { once: true }),
-        );
-        return await Promise.race([result.json<T>(), stalled]).finally(() => signal.aborted && result.close());
+        // The client stops watching the signal once the answer starts: a body that stalls is closed here.
+        signal?.addEventListener('abort', () => result.close(), { once: true });
+        return result.json<T>();
       });
     },
     async stream<T>(query: string, params?: QueryParams) {
