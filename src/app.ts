@@ -109,7 +109,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { answers, recordChanges } = services;
   await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
-  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
+  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);

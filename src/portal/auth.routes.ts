@@ -6,7 +6,7 @@ import { verifyPassword } from '../secrets';
 import { sessionNames, userByEmail } from './auth.queries';
 import type { LoginLimits } from './login-limit';
 import { errorSchema } from './schemas';
-import { closeSession, openSession } from './session';
+import { closeSession, openSession, type PortalSessions } from './session';
 
 const loginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1000) });
 const sessionAnswer = z.object({
@@ -19,7 +19,7 @@ const unauthorized = errorSchema('unauthorized');
 const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /** POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me (CONTRACT 6). */
-export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
+export const authRoutes = ({ db, sessions }: { db: Db; sessions: PortalSessions }, limits: LoginLimits) => [
   route({
     method: 'POST',
     path: '/login',
@@ -65,7 +65,7 @@ export const authRoutes = ({ db }: { db: Db }, limits: LoginLimits) => [
     summary: 'End this session (only this one) and clear its cookie',
     responses: { 200: z.object({ ok: z.literal(true) }), 401: unauthorized, 403: errorSchema('forbidden_origin') },
     async handler({ req, reply }) {
-      await closeSession(db, req, reply);
+      await closeSession(sessions, req, reply);
       return { ok: true };
     },
   }),

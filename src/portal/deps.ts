@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DomainDeps } from '../attribution/domains/domains';
+import type { RecordChanges } from '../db/record-changes';
 import type { AnswerCache } from '../http/answer-cache';
 import type { Warehouse } from '../warehouse/clickhouse';
 
@@ -8,6 +9,8 @@ export type PortalDeps = DomainDeps & {
   warehouse: Warehouse;
   /** Reads over facts, cached per brand until its facts land (src/http/answer-cache.ts). */
   answers: AnswerCache;
+  /** Moves when portal sessions are revoked or deleted anywhere (sessions kept in memory: ./session.ts). */
+  recordChanges: RecordChanges;
   /** Login attempts are counted here, under `loginLimitPrefix`. */
   redis: Redis;
   loginLimitPrefix: string;

@@ -12,7 +12,7 @@ import { linkRoutes } from './links.routes';
 import { loginLimits } from './login-limit';
 import { portalDocument } from './openapi';
 import { overviewRoutes } from './overview.routes';
-import { portalSessionGuard, sameOriginGuard } from './session';
+import { PortalSessions, portalSessionGuard, sameOriginGuard } from './session';
 import { setupRoutes } from './setup.routes';
 
 /**
@@ -21,7 +21,8 @@ import { setupRoutes } from './setup.routes';
  * cookie-authenticated writes must come from our origin.
  */
 export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
-  const requireSession = portalSessionGuard(deps.db);
+  const sessions = new PortalSessions(deps.db, deps.recordChanges);
+  const requireSession = portalSessionGuard(sessions);
   const sections: { prefix: string; routes: Route[] }[] = [];
   const mount = (scope: FastifyInstance, routes: Route[]) => {
     sections.push({ prefix: scope.prefix, routes });
@@ -35,7 +36,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
   app.addHook('onRequest', sameOriginGuard(deps.publicBaseUrl));
   mount(app, [documentRoute(() => portalDocument(deps.publicBaseUrl, sections))]);
   await app.register(
-    async (auth) => mount(auth, authRoutes(deps, await loginLimits(auth, deps.redis, deps.loginLimitPrefix, deps.secretKey))),
+    async (auth) => mount(auth, authRoutes({ db: deps.db, sessions }, await loginLimits(auth, deps.redis, deps.loginLimitPrefix, deps.secretKey))),
     { prefix: '/auth' },
   );
   // One list of routes per portal resource (SPEC 4.4), each reading req.portal.brandId.

@@ -1,5 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BoundedMap } from '../bounded-map';
+import { EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
+import type { RecordChanges } from '../db/record-changes';
 import { HttpError } from '../http/errors';
 import { newId, newToken, sha256 } from '../secrets';
 
@@ -35,27 +38,69 @@ export async function openSession(db: Db, reply: FastifyReply, user: { id: strin
 }
 
 /** Revokes the request's session (only that one) and clears the cookie. */
-export async function closeSession(db: Db, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (req.portal) {
-    await db.updateTable('portal_sessions').set({ revoked_at: new Date() }).where('id', '=', req.portal.sessionId).execute();
-  }
+export async function closeSession(sessions: PortalSessions, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  if (req.portal) await sessions.revoke(req.portal);
   reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 }
 
-/** Looks the cookie's token up by hash: unknown, expired or revoked answers 401. */
-export function portalSessionGuard(db: Db) {
+type KnownSession = { session: PortalSession; expiresAt: number; version: string };
+
+/**
+ * Sessions by their token's hash. A session read is kept in memory while the change feed is live,
+ * until it expires or any session is revoked or deleted anywhere (`sessions *`, migrations/0012):
+ * a portal request then costs no Postgres round trip. Unknown tokens are never kept.
+ */
+export class PortalSessions {
+  private readonly known = new BoundedMap<string, KnownSession>({ maxEntries: 10_000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly changes: RecordChanges,
+  ) {}
+
+  /** The live session of this cookie token; undefined when it is unknown, expired or revoked. */
+  async byToken(token: string): Promise<PortalSession | undefined> {
+    const hash = sha256(token);
+    const now = Date.now();
+    const hit = this.known.get(hash);
+    if (hit && hit.expiresAt > now && this.changes.live && hit.version === this.version()) return hit.session;
+    // Taken before the read: a revocation notified while it runs leaves the entry stale.
+    const version = this.version();
+    const row = await this.db
+      .selectFrom('portal_sessions')
+      .select(['id', 'user_id', 'brand_id', 'expires_at'])
+      .where('token_hash', '=', hash)
+      .where('revoked_at', 'is', null)
+      .where('expires_at', '>', new Date(now))
+      .executeTakeFirst();
+    if (!row) {
+      this.known.delete(hash);
+      return undefined;
+    }
+    const session = { sessionId: row.id, userId: row.user_id, brandId: row.brand_id };
+    if (this.changes.live) this.known.set(hash, { session, expiresAt: row.expires_at.getTime(), version });
+    return session;
+  }
+
+  /** Revokes one session: refused here at once, and by other processes when the notice reaches them. */
+  async revoke(session: PortalSession): Promise<void> {
+    await this.db.updateTable('portal_sessions').set({ revoked_at: new Date() }).where('id', '=', session.sessionId).execute();
+    this.changes.changed('sessions', 'every brand');
+  }
+
+  /** Moves with every `sessions` notice and every reconnection of the feed. */
+  private version(): string {
+    return this.changes.version('sessions', EVERY_BRAND);
+  }
+}
+
+/** Looks the cookie's token up (PortalSessions): unknown, expired or revoked answers 401. */
+export function portalSessionGuard(sessions: PortalSessions) {
   return async function requirePortalSession(req: FastifyRequest) {
     const token = req.cookies[SESSION_COOKIE];
-    if (!token) throw new HttpError(401, { error: 'unauthorized' });
-    const row = await db
-      .selectFrom('portal_sessions')
-      .select(['id', 'user_id', 'brand_id'])
-      .where('token_hash', '=', sha256(token))
-      .where('revoked_at', 'is', null)
-      .where('expires_at', '>', new Date())
-      .executeTakeFirst();
-    if (!row) throw new HttpError(401, { error: 'unauthorized' });
-    req.portal = { sessionId: row.id, userId: row.user_id, brandId: row.brand_id };
+    const session = token ? await sessions.byToken(token) : undefined;
+    if (!session) throw new HttpError(401, { error: 'unauthorized' });
+    req.portal = session;
   };
 }
 

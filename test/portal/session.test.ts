@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBrand } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
@@ -20,6 +20,8 @@ async function login(pw = password, headers: Record<string, string> = {}) {
   return t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email: 'Owner@Acme.test', password: pw }, headers });
 }
 const cookieOf = (res: { headers: Record<string, unknown> }) => String(res.headers['set-cookie']).split(';')[0]!;
+const tokenHash = (cookie: string) => createHash('sha256').update(cookie.split('=')[1]!).digest('hex');
+const me = (cookie: string) => t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie } });
 
 describe('portal session (CONTRACT 6)', () => {
   it('logs in with email and password and sets an HttpOnly, SameSite=Lax session cookie', async () => {
@@ -65,9 +67,40 @@ describe('portal session (CONTRACT 6)', () => {
 
   it('rejects an expired session', async () => {
     const c = cookieOf(await login());
-    const hash = createHash('sha256').update(c.split('=')[1]!).digest('hex');
-    await t.services.db.updateTable('portal_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', hash).execute();
-    expect((await t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie: c } })).statusCode).toBe(401);
+    expect((await me(c)).statusCode).toBe(200);
+    await t.services.db.updateTable('portal_sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', tokenHash(c)).execute();
+    await t.services.recordChanges.caughtUp();
+    expect((await me(c)).statusCode).toBe(401);
+  });
+
+  it('reads a session from Postgres once, then from memory', async () => {
+    const c = cookieOf(await login());
+    const reads = vi.spyOn(t.services.db, 'selectFrom');
+    try {
+      for (let i = 0; i < 5; i++) expect((await me(c)).statusCode).toBe(200);
+      expect(reads.mock.calls.filter(([table]) => table === 'portal_sessions')).toHaveLength(1);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it('refuses a session revoked elsewhere (another process, an operator) once the notice arrives', async () => {
+    const c = cookieOf(await login());
+    expect((await me(c)).statusCode).toBe(200);
+    await t.services.db.updateTable('portal_sessions').set({ revoked_at: new Date() }).where('token_hash', '=', tokenHash(c)).execute();
+    await t.services.recordChanges.caughtUp();
+    expect((await me(c)).statusCode).toBe(401);
+  });
+
+  it("ends a deleted user's sessions", async () => {
+    const other = await t.request({ method: 'POST', url: `/api/internal/brands/${brandId}/portal-users`, admin: true, payload: { email: 'leaver@acme.test', password } });
+    expect(other.statusCode).toBe(201);
+    const res = await t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email: 'leaver@acme.test', password } });
+    const c = cookieOf(res);
+    expect((await me(c)).statusCode).toBe(200);
+    await t.services.db.deleteFrom('portal_users').where('email', '=', 'leaver@acme.test').execute();
+    await t.services.recordChanges.caughtUp();
+    expect((await me(c)).statusCode).toBe(401);
   });
 
   it('refuses cookie-authenticated writes from a foreign Origin', async () => {
