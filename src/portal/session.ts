@@ -43,12 +43,16 @@ export async function closeSession(sessions: PortalSessions, req: FastifyRequest
   reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 }
 
-type KnownSession = { session: PortalSession; expiresAt: number; version: string };
+type KnownSession = { session: PortalSession; validUntil: number; version: string };
+
+/** A kept session is read again after this long, even if no notice came (a lost notice, triggers off). */
+const KEPT_MS = 60_000;
 
 /**
  * Sessions by their token's hash. A session read is kept in memory while the change feed is live,
- * until it expires or any session is revoked or deleted anywhere (`sessions *`, migrations/0012):
- * a portal request then costs no Postgres round trip. Unknown tokens are never kept.
+ * for a minute at most and never past its expiry, until any session is revoked or deleted anywhere
+ * (`sessions *`, migrations/0012): a portal request then costs no Postgres round trip. Unknown
+ * tokens are never kept.
  */
 export class PortalSessions {
   private readonly known = new BoundedMap<string, KnownSession>({ maxEntries: 10_000 });
@@ -63,7 +67,10 @@ export class PortalSessions {
     const hash = sha256(token);
     const now = Date.now();
     const hit = this.known.get(hash);
-    if (hit && hit.expiresAt > now && this.changes.live && hit.version === this.version()) return hit.session;
+    if (hit && hit.validUntil > now && this.changes.live && hit.version === this.version()) {
+      this.known.touch(hash);
+      return hit.session;
+    }
     // Taken before the read: a revocation notified while it runs leaves the entry stale.
     const version = this.version();
     const row = await this.db
@@ -78,7 +85,7 @@ export class PortalSessions {
       return undefined;
     }
     const session = { sessionId: row.id, userId: row.user_id, brandId: row.brand_id };
-    if (this.changes.live) this.known.set(hash, { session, expiresAt: row.expires_at.getTime(), version });
+    if (this.changes.live) this.known.set(hash, { session, validUntil: Math.min(row.expires_at.getTime(), now + KEPT_MS), version });
     return session;
   }
 

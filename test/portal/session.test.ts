@@ -97,10 +97,29 @@ describe('portal session (CONTRACT 6)', () => {
     expect(other.statusCode).toBe(201);
     const res = await t.request({ method: 'POST', url: '/api/client/auth/login', payload: { email: 'leaver@acme.test', password } });
     const c = cookieOf(res);
-    expect((await me(c)).statusCode).toBe(200);
+    const links = () => t.request({ method: 'GET', url: '/api/client/attribution/links', headers: { cookie: c } });
+    expect((await links()).statusCode).toBe(200);
     await t.services.db.deleteFrom('portal_users').where('email', '=', 'leaver@acme.test').execute();
     await t.services.recordChanges.caughtUp();
-    expect((await me(c)).statusCode).toBe(401);
+    expect((await links()).statusCode).toBe(401);
+  });
+
+  it('reads every session from Postgres while the change feed is down, and again once it is back', async () => {
+    const c = cookieOf(await login());
+    expect((await me(c)).statusCode).toBe(200);
+    await t.services.recordChanges.close();
+    try {
+      // Without the feed no notice can arrive: a revocation must still hold at once.
+      const d = cookieOf(await login());
+      expect((await me(d)).statusCode).toBe(200);
+      await t.services.db.updateTable('portal_sessions').set({ revoked_at: new Date() }).where('token_hash', 'in', [tokenHash(c), tokenHash(d)]).execute();
+      expect((await me(c)).statusCode).toBe(401);
+      expect((await me(d)).statusCode).toBe(401);
+    } finally {
+      await t.services.recordChanges.start();
+    }
+    const e = cookieOf(await login());
+    expect((await me(e)).statusCode).toBe(200);
   });
 
   it('refuses cookie-authenticated writes from a foreign Origin', async () => {
