@@ -13,8 +13,8 @@ import type { Bench } from './run';
  * machine's busy time over a load and its tail, less the load generator's own, divided by the
  * answers; held against a bare Fastify route's in the same run (alternating rounds, since the
  * machine drifts). The service runs as `npm start` does, default log level, rate limits on, each
- * request from its own client address (X-Forwarded-For behind TRUST_PROXY). The limiter's own
- * cost is measured apart (limiterCost). Results: docs/benchmarks.md.
+ * request from its own client address (X-Forwarded-For behind TRUST_PROXY), with the split of
+ * that CPU (cpuFigures). The limiter's own cost is measured apart (limiterCost). Results: docs/benchmarks.md.
  */
 export const names = ['ingestion-cpu-clicks', 'ingestion-cpu-installs', 'ingestion-cpu-events', 'ingestion-cpu-limiter'];
 

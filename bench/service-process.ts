@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { freePort } from '../test/helpers/free-port';
@@ -89,11 +89,34 @@ function machineJiffies(): number {
   return user! + nice! + system! + irq! + softirq! + steal!;
 }
 
-/** CPU jiffies (user + system, all threads) of process `pid`. */
-function processJiffies(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+/** CPU jiffies (user + system) of `/proc/<path>/stat`: a process (all its threads) or one thread (`pid/task/tid`). */
+function jiffies(path: string | number): number {
+  const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** The jiffies of every running process named `postgres` or `redis-server` (the stores, with all their backends), by pid. */
+function storeJiffies(): Map<number, { store: 'postgres' | 'redis'; jiffies: number }> {
+  const found = new Map<number, { store: 'postgres' | 'redis'; jiffies: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
+      const store = comm === 'postgres' ? 'postgres' : comm === 'redis-server' ? 'redis' : undefined;
+      if (store) found.set(Number(entry), { store, jiffies: jiffies(entry) });
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return found;
+}
+
+/** Each store's CPU between two readings; a backend started in between counts whole, one that ended is missed. */
+function storeUs(before: ReturnType<typeof storeJiffies>, after: ReturnType<typeof storeJiffies>) {
+  const us = { postgres: 0, redis: 0 };
+  for (const [pid, { store, jiffies: end }] of after) us[store] += (end - (before.get(pid)?.jiffies ?? 0)) * JIFFY_US;
+  return us;
 }
 
 const JIFFY_US = 1e6 / 100; // USER_HZ
@@ -102,8 +125,21 @@ const ownCpuUs = () => {
   return u.user + u.system;
 };
 
-/** A load's answered requests, latency and the CPU it cost, including what the service did in the tail after it. */
-export type CpuSlice = { answered: number; machineUs: number; serviceUs: number; rps: number; p50: number; p99: number };
+/**
+ * A load's answered requests, latency and the CPU it cost, including what the service did in the
+ * tail after it: the machine's, the service process's, its HTTP thread's (the main thread) and the stores'.
+ */
+export type CpuSlice = {
+  answered: number;
+  machineUs: number;
+  serviceUs: number;
+  httpThreadUs: number;
+  postgresUs: number;
+  redisUs: number;
+  rps: number;
+  p50: number;
+  p99: number;
+};
 
 /** A load answering `{answered, duration (s), p50, p99 (ms)}`: its CPU is counted until `tailMs` after it ends. */
 export async function cpuSlice(
@@ -111,27 +147,37 @@ export async function cpuSlice(
   load: () => Promise<{ answered: number; duration: number; p50: number; p99: number }>,
   tailMs = 1500,
 ): Promise<CpuSlice> {
-  const [machine0, service0, own0] = [machineJiffies(), processJiffies(service.pid!), ownCpuUs()];
+  const pid = service.pid!;
+  const read = () => ({ machine: machineJiffies(), service: jiffies(pid), http: jiffies(`${pid}/task/${pid}`), stores: storeJiffies(), own: ownCpuUs() });
+  const before = read();
   const r = await load();
   await new Promise((resolve) => setTimeout(resolve, tailMs));
-  const [machine1, service1, own1] = [machineJiffies(), processJiffies(service.pid!), ownCpuUs()];
+  const after = read();
+  const stores = storeUs(before.stores, after.stores);
   return {
     answered: r.answered,
-    machineUs: (machine1 - machine0) * JIFFY_US - (own1 - own0),
-    serviceUs: (service1 - service0) * JIFFY_US,
+    machineUs: (after.machine - before.machine) * JIFFY_US - (after.own - before.own),
+    serviceUs: (after.service - before.service) * JIFFY_US,
+    httpThreadUs: (after.http - before.http) * JIFFY_US,
+    postgresUs: stores.postgres,
+    redisUs: stores.redis,
     rps: r.answered / r.duration,
     p50: r.p50,
     p99: r.p99,
   };
 }
 
-/** CPU per answered request over slices (machine and service process), throughput and latency. */
+/** CPU per answered request over slices (the machine, the service process and its parts), throughput and latency. */
 export function cpuFigures(slices: CpuSlice[]) {
   const sum = (pick: (s: CpuSlice) => number) => slices.reduce((n, s) => n + pick(s), 0);
   const answered = sum((s) => s.answered);
   return {
     cpu_per_request_us: round(sum((s) => s.machineUs) / answered, 0),
     service_cpu_per_request_us: round(sum((s) => s.serviceUs) / answered, 0),
+    // Where it went: the service's HTTP thread (the rest of the service is its workers', V8's and ClickHouse's threads) and the stores.
+    http_thread_cpu_per_request_us: round(sum((s) => s.httpThreadUs) / answered, 0),
+    postgres_cpu_per_request_us: round(sum((s) => s.postgresUs) / answered, 0),
+    redis_cpu_per_request_us: round(sum((s) => s.redisUs) / answered, 0),
     requests_rps: round(sum((s) => s.rps) / slices.length, 0),
     p50_ms: percentile(slices.map((s) => s.p50), 50),
     p99_ms: Math.max(...slices.map((s) => s.p99)),
