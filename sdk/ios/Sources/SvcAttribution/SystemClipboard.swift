@@ -1,0 +1,30 @@
+// The only code that needs Apple's SDK (Linux cannot compile it): keep it short.
+#if canImport(UIKit) && os(iOS)
+import UIKit
+
+/// `UIPasteboard.general`, the default clipboard on iOS.
+///
+/// `hasStrings` never shows the paste prompt. Reading the text may: from iOS 16 the system asks
+/// the user to allow the paste, and the reading thread waits for the answer, so it is read on a
+/// global queue, never on the main thread.
+public struct SystemClipboard: SvcClipboard {
+    /// The general pasteboard.
+    public init() {}
+
+    public func hasStrings() async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: UIPasteboard.general.hasStrings)
+            }
+        }
+    }
+
+    public func string() async throws -> String? {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: UIPasteboard.general.string)
+            }
+        }
+    }
+}
+#endif
