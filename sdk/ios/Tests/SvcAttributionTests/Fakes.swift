@@ -76,7 +76,7 @@ struct FakeClipboard: SvcClipboard {
         case .empty: return nil
         case .failing: throw FakeFailure(what: "clipboard unavailable")
         case .promptLeftOpen:
-            try await Task.sleep(nanoseconds: .max)
+            try await Task.sleep(nanoseconds: aDay)
             return nil
         }
     }
@@ -129,17 +129,30 @@ struct FakeTransport: HTTPTransport {
     var requests: [SentRequest] { sent.current }
 }
 
-/// A sleep that never waits, and remembers what it was asked to wait: a time limit then passes at once.
-final class InstantSleep: Sendable {
+/// A test's clock for the SDK's time limits: the waits it is told to end, end at once; every
+/// other wait lasts until its task is cancelled. Records every wait asked for, in nanoseconds.
+final class TestClock: Sendable {
     let asked = Locked<[UInt64]>([])
+    private let elapsing: Set<UInt64>
+
+    /// A clock on which the waits of `seconds` end at once.
+    init(elapsing seconds: Set<Double> = []) {
+        elapsing = Set(seconds.map { UInt64($0 * 1_000_000_000) })
+    }
 
     var sleep: Sleep {
-        { [asked] nanoseconds in asked.withValue { $0.append(nanoseconds) } }
+        { [asked, elapsing] nanoseconds in
+            asked.withValue { $0.append(nanoseconds) }
+            if !elapsing.contains(nanoseconds) { try await Task.sleep(nanoseconds: aDay) }
+        }
     }
 }
 
+/// Longer than any test: a wait that lasts until its task is cancelled.
+let aDay: UInt64 = 86_400 * 1_000_000_000
+
 /// A sleep that waits until its task is cancelled, so a time limit never passes.
-let neverElapses: Sleep = { _ in try await Task.sleep(nanoseconds: .max) }
+let neverElapses: Sleep = { _ in try await Task.sleep(nanoseconds: aDay) }
 
 /// The service's answer to a new install, unattributed.
 func installAnswer(_ installID: String, method: String = "unattributed") -> String {
