@@ -21,7 +21,16 @@ struct URLSessionTransport: HTTPTransport {
     /// URLSession's own limit, so that a connection given up on is also closed.
     let timeout: TimeInterval
 
-    static let shared = URLSessionTransport(session: URLSession(configuration: .ephemeral), timeout: Limits.requestSeconds)
+    static let shared = URLSessionTransport(timeout: Limits.requestSeconds)
+
+    init(timeout: TimeInterval) {
+        let configuration = URLSessionConfiguration.ephemeral
+        // The session's limits, not only the request's: Linux's URLSession reads only these.
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForResource = timeout
+        session = URLSession(configuration: configuration)
+        self.timeout = timeout
+    }
 
     func post(_ url: URL, json: Data) async throws -> HTTPAnswer {
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
