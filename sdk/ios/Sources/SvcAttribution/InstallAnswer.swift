@@ -65,7 +65,8 @@ public struct InstallAnswer: Codable, Sendable, Equatable {
             self.creator = creator
         }
 
-        // Written by hand so that an absent link, code or creator is `null`, as the service sends it.
+        /// Encodes the install as the service sends it: an absent link, code or creator is `null`
+        /// (written by hand: the synthesized encoding would leave them out).
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(installID, forKey: .installID)
@@ -129,15 +130,18 @@ public struct InstallAnswer: Codable, Sendable, Equatable {
             self.rawValue = rawValue
         }
 
+        /// Decodes the method from the service's string, known to this version or not.
         public init(from decoder: any Decoder) throws {
             rawValue = try decoder.singleValueContainer().decode(String.self)
         }
 
+        /// Encodes the method as the service's string.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(rawValue)
         }
 
+        /// The service's name for the method, `clipboard`.
         public var description: String { rawValue }
     }
 }

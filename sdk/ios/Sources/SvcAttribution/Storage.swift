@@ -27,10 +27,14 @@ public struct UserDefaultsStorage: SvcStorage {
         self.suiteName = suiteName
     }
 
+    /// The string stored under `key` in the suite.
+    /// - Throws: When `UserDefaults` refuses the suite name.
     public func string(forKey key: String) throws -> String? {
         try defaults().string(forKey: key)
     }
 
+    /// Stores `value` under `key` in the suite.
+    /// - Throws: When `UserDefaults` refuses the suite name.
     public func set(_ value: String, forKey key: String) throws {
         try defaults().set(value, forKey: key)
     }

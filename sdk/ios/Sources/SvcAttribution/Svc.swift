@@ -134,6 +134,7 @@ public enum SvcError: Error, Equatable, CustomStringConvertible {
     /// The install ID was read before `Svc.configure`.
     case notConfigured
 
+    /// What went wrong, for a developer.
     public var description: String {
         switch self {
         case .notConfigured: "Svc.installID() was called before Svc.configure()"

@@ -11,6 +11,7 @@ public struct SystemClipboard: SvcClipboard {
     /// The general pasteboard.
     public init() {}
 
+    /// `UIPasteboard.general.hasStrings`, which shows no prompt.
     public func hasStrings() async -> Bool {
         await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
@@ -19,6 +20,7 @@ public struct SystemClipboard: SvcClipboard {
         }
     }
 
+    /// `UIPasteboard.general.string`, read on a global queue: it may wait for the paste prompt.
     public func string() async throws -> String? {
         await withCheckedContinuation { continuation in
             DispatchQueue.global(qos: .userInitiated).async {
