@@ -49,6 +49,8 @@ struct PackageInstallTests {
             try await git.run(["tag", "--delete", version], in: clone)
         }
         let cloneHead = try await git.line(["rev-parse", "HEAD"], in: clone)
+        // The clone's own branch: a CI checkout on a detached commit clones onto a branch.
+        let cloneBranch = try await git.line(["rev-parse", "--abbrev-ref", "HEAD"], in: clone)
         // Run as a user runs it (its execute bit and shebang included), from outside the repository.
         let released = try await Tool(path: script, environment: git.environment).run([version, Self.releaseEndpoint + "/"], in: temporary)
         let tagged = try await git.line(["rev-parse", "\(version)^{commit}"], in: clone)
@@ -58,7 +60,7 @@ struct PackageInstallTests {
         #expect(try await git.line(["diff", "--name-only", cloneHead, tagged], in: clone) == "sdk/ios/Sources/SvcAttribution/Release.swift")
         #expect(try await git.line(["rev-parse", "HEAD"], in: clone) == cloneHead, "release.sh moved the branch")
         #expect(try await git.run(["status", "--porcelain"], in: clone).isEmpty, "release.sh left changes")
-        #expect(try await git.line(["rev-parse", "--abbrev-ref", "HEAD"], in: clone) == before.branch,
+        #expect(try await git.line(["rev-parse", "--abbrev-ref", "HEAD"], in: clone) == cloneBranch,
                 "release.sh did not go back to the branch")
 
         // The app: a package of its own, as an Xcode project's dependency resolves.
