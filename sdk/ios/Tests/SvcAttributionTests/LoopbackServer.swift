@@ -44,11 +44,7 @@ final class LoopbackServer: @unchecked Sendable {
 
     init(handler: @escaping @Sendable (Request) -> Reply) throws {
         self.handler = handler
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = Self.tcpSocket()
         guard fd >= 0 else { throw FakeFailure(what: "socket") }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -79,6 +75,14 @@ final class LoopbackServer: @unchecked Sendable {
             state.stopped = true
             state.held.forEach { _ = shutdown($0, Int32(SHUT_RDWR)) }
         }
+    }
+
+    static func tcpSocket() -> Int32 {
+        #if canImport(Glibc)
+        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        socket(AF_INET, SOCK_STREAM, 0)
+        #endif
     }
 
     static func loopback(port: UInt16) -> sockaddr_in {
@@ -197,11 +201,7 @@ final class RefusingPort: Sendable {
     private let socketFD: Int32
 
     init() throws {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = LoopbackServer.tcpSocket()
         var address = LoopbackServer.loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
