@@ -14,9 +14,14 @@ func race<Value: Sendable>(_ work: @escaping @Sendable () async -> Value, within
     await withCheckedContinuation { continuation in
         let outcome = FirstOutcome(continuation)
         let worker = Task { await outcome.settle(.finished(await work())) }
-        Task {
-            try? await sleep(UInt64(seconds * 1_000_000_000))
+        let timer = Task {
+            // A sleep that throws was cancelled: the work finished first.
+            guard (try? await sleep(UInt64(seconds * 1_000_000_000))) != nil else { return }
             if await outcome.settle(.timedOut) { worker.cancel() }
+        }
+        Task {
+            _ = await worker.value
+            timer.cancel()
         }
     }
 }

@@ -39,7 +39,7 @@ public enum Svc {
     ///   - log: Receives every failure the SDK contains; `nil` to log nothing.
     @discardableResult
     public static func configure(pixelKey: String, endpoint: URL? = nil, sandbox: Bool = false, log: SvcLogHandler? = nil) -> SvcClient {
-        defaultClient.replace(with: makeClient(pixelKey: pixelKey, endpoint: endpoint, sandbox: sandbox, log: log))
+        configure(pixelKey: pixelKey, endpoint: endpoint, sandbox: sandbox, storage: UserDefaultsStorage(), log: log)
     }
 
     /// Sets up the default client with your own storage and clipboard: an App Group's
@@ -53,8 +53,11 @@ public enum Svc {
     public static func configure(pixelKey: String, endpoint: URL? = nil, sandbox: Bool = false,
                                  storage: any SvcStorage, clipboard: (any SvcClipboard)? = Svc.systemClipboard,
                                  log: SvcLogHandler? = nil) -> SvcClient {
-        defaultClient.replace(with: makeClient(pixelKey: pixelKey, endpoint: endpoint, sandbox: sandbox,
-                                               storage: storage, clipboard: clipboard, log: log))
+        let client = makeClient(pixelKey: pixelKey, endpoint: endpoint, sandbox: sandbox, storage: storage, clipboard: clipboard, log: log)
+        if defaultClient.replace(with: client) {
+            Log(handler: log)("configure() called again: the new client replaces the default one; the previous one still finishes what it is sending")
+        }
+        return client
     }
 
     /// Makes a client independent of the default one, as ``configure(pixelKey:endpoint:sandbox:log:)`` configures it.
@@ -154,10 +157,12 @@ private final class DefaultClient: @unchecked Sendable {
         return client
     }
 
-    func replace(with client: SvcClient) -> SvcClient {
+    /// Makes `client` the default; true when it replaced another.
+    func replace(with client: SvcClient) -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        let replaced = self.client != nil
         self.client = client
-        return client
+        return replaced
     }
 }

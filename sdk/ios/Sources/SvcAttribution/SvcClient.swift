@@ -65,7 +65,7 @@ public actor SvcClient {
 
     // MARK: - Install ID
 
-    /// The install ID: a lower-case UUID made at the first launch and kept in storage.
+    /// The install ID: a UUID made at the first launch and kept in storage, in lower case.
     ///
     /// While storage cannot keep it, an ID kept in memory for this launch (purchases still go
     /// under it, but no install carries it). Never throws.
@@ -82,10 +82,12 @@ public actor SvcClient {
         if let identity { return identity }
         let made: (uuid: UUID, kept: Bool)
         if let stored = store.read(StorageKey.installID)?.nonBlank {
-            if let uuid = UUID(uuidString: stored), uuid.uuidString.lowercased() == stored {
+            if let uuid = UUID(uuidString: stored) {
+                // Sent in lower case whatever the stored case: the service lower-cases the
+                // webhooks' UUIDs (appAccountToken), and the two must match.
                 made = (uuid, true)
             } else {
-                // Not an ID this SDK makes: keep it as it is, and report no install over it.
+                // Not a UUID, so no appAccountToken can carry it: left as it is, no install reported over it.
                 log("storage: \(StorageKey.installID) holds something other than an install ID; it is left as it is")
                 store.keep(StorageKey.installID)
                 made = (UUID(), false)
@@ -133,12 +135,15 @@ public actor SvcClient {
     }
 
     /// Whether ``trackInstall(readClipboard:code:)`` with `readClipboard: true` would read the
-    /// clipboard now: the install is unreported, no click token is pending, a clipboard is
-    /// configured and it holds text. Asking shows no prompt.
+    /// clipboard now: the install is unreported and not being reported, no click token is pending,
+    /// a clipboard is configured and it holds text. Asking shows no prompt. Like every call, it
+    /// makes the install ID at the first launch.
     public func wouldReadClipboard() async -> Bool {
-        guard problem == nil, let clipboard, !isReported(), installIdentity().kept,
+        guard problem == nil, let clipboard, installFlight == nil, !isReported(), installIdentity().kept,
               PendingInstall(stored: store.read(StorageKey.pendingInstall))?.clipboardToken == nil else { return false }
-        return await clipboard.hasStrings()
+        let hasStrings = await race({ await clipboard.hasStrings() }, within: Limits.clipboardSeconds, sleep: courier.sleep)
+        if case .finished(true) = hasStrings { return true }
+        return false
     }
 
     private func trackInstall(_ input: InstallInput) async -> InstallAnswer? {

@@ -51,6 +51,22 @@ struct ClientTests {
         #expect(transport.requests.map(\.path) == ["/api/public/attribution/installs", "/api/public/attribution/events"])
     }
 
+    @Test("a request answered in time ends its timer: no wait is left behind")
+    func timerEndsWithTheWork() async throws {
+        let waits = Locked((started: 0, ended: 0))
+        let sleep: Sleep = { _ in
+            waits.withValue { $0.started += 1 }
+            defer { waits.withValue { $0.ended += 1 } }
+            try await Task.sleep(nanoseconds: aDay)
+        }
+        let client = makeClient(storage: MemoryStorage(["svc_install_id": "0b7c6a3e-5d4f-4e2a-9c1b-7f8e6d5c4b3a", "svc_install_reported": "true"]),
+                                transport: FakeTransport(status: 200), sleep: sleep)
+        for index in 0..<5 { #expect(await client.trackPurchase(transactionID: "tx-\(index)", amount: 1, currency: "USD")) }
+        for _ in 0..<200 where waits.current.ended < 5 { try await Task.sleep(nanoseconds: 5_000_000) }
+        #expect(waits.current.started == 5)
+        #expect(waits.current.ended == 5)
+    }
+
     // MARK: Purchases
 
     @Test("at most 100 purchases wait; the 101st drops the oldest, logged")
@@ -150,15 +166,26 @@ struct ClientTests {
         #expect(await makeClient(storage: storage, transport: FakeTransport(status: 201)).installID() == id)
     }
 
-    @Test("an install ID this SDK did not make is left as it is, and no install is reported over it")
-    func foreignInstallID() async {
+    @Test("a stored upper-case UUID is the install ID, sent in lower case and left as stored")
+    func upperCaseStoredUUID() async {
         let storage = MemoryStorage(["svc_install_id": "0B7C6A3E-5D4F-4E2A-9C1B-7F8E6D5C4B3A"])
+        let transport = FakeTransport(status: 201, body: installAnswer("0b7c6a3e-5d4f-4e2a-9c1b-7f8e6d5c4b3a"))
+        let client = makeClient(storage: storage, transport: transport)
+        #expect(await client.trackInstall() != nil)
+        #expect(transport.requests.first?.json["install_id"] == .string("0b7c6a3e-5d4f-4e2a-9c1b-7f8e6d5c4b3a"))
+        #expect(await client.installID() == "0b7c6a3e-5d4f-4e2a-9c1b-7f8e6d5c4b3a")
+        #expect(storage.values.current["svc_install_id"] == "0B7C6A3E-5D4F-4E2A-9C1B-7F8E6D5C4B3A")
+    }
+
+    @Test("a stored install ID that is not a UUID is left as it is, and no install is reported over it")
+    func foreignInstallID() async {
+        let storage = MemoryStorage(["svc_install_id": "user-42"])
         let transport = FakeTransport(status: 201)
         let log = LogRecorder()
         let client = makeClient(storage: storage, transport: transport, log: log)
         #expect(await client.trackInstall() == nil)
         #expect(transport.requests.isEmpty)
-        #expect(storage.values.current == ["svc_install_id": "0B7C6A3E-5D4F-4E2A-9C1B-7F8E6D5C4B3A"])
+        #expect(storage.values.current == ["svc_install_id": "user-42"])
         #expect(isLowercaseUUIDv4(await client.installID()))
         #expect(log.messages.contains { $0.contains("svc_install_id holds something other than an install ID") })
     }
@@ -225,6 +252,17 @@ struct ClientTests {
         _ = await fresh.trackInstall()
         #expect(await fresh.wouldReadClipboard() == false)
         #expect(withText.reads.current == 0)
+
+        // Not while an install is being reported (it may be reading the clipboard itself).
+        let slow = FakeTransport { request in
+            try await Task.sleep(nanoseconds: 200_000_000)
+            return HTTPAnswer(status: 201, body: Data(installAnswer(request.json["install_id"]?.string ?? "").utf8))
+        }
+        let busy = makeClient(clipboard: withText, transport: slow)
+        async let install = busy.trackInstall()
+        while slow.requests.isEmpty { try? await Task.sleep(nanoseconds: 1_000_000) }
+        #expect(await busy.wouldReadClipboard() == false)
+        _ = await install
     }
 
     // MARK: Concurrency

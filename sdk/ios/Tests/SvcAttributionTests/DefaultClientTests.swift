@@ -34,6 +34,12 @@ struct DefaultClientTests {
         #expect(server.requests.last?.json["platform"] == nil)
         #expect(server.requests.first?.json["platform"] == .string("ios"))
         #expect(Svc.sdkVersion == "0.1.0")
+
+        let log = LogRecorder()
+        let again = Svc.configure(pixelKey: FakeService.pixelKey, endpoint: server.url, storage: storage, clipboard: nil, log: log.handler)
+        #expect(Svc.client === again)
+        #expect(log.messages == ["svc: configure() called again: the new client replaces the default one; the previous one still finishes what it is sending"])
+        #expect(try await Svc.installID() == id)
         #expect(Svc.defaultEndpoint?.scheme?.hasPrefix("http") == true)
     }
 }
