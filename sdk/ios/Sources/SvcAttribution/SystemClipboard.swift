@@ -13,19 +13,19 @@ public struct SystemClipboard: SvcClipboard {
 
     /// `UIPasteboard.general.hasStrings`, which shows no prompt.
     public func hasStrings() async -> Bool {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: UIPasteboard.general.hasStrings)
-            }
-        }
+        await offMainThread { UIPasteboard.general.hasStrings }
     }
 
     /// `UIPasteboard.general.string`, read on a global queue: it may wait for the paste prompt.
     public func string() async throws -> String? {
+        await offMainThread { UIPasteboard.general.string }
+    }
+
+    /// Runs `read` on a GCD thread, not the main thread nor Swift's cooperative pool, which a
+    /// read held by the paste prompt would block.
+    private func offMainThread<Value: Sendable>(_ read: @escaping @Sendable () -> Value) async -> Value {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: UIPasteboard.general.string)
-            }
+            DispatchQueue.global(qos: .userInitiated).async { continuation.resume(returning: read()) }
         }
     }
 }
