@@ -18,9 +18,10 @@ struct Courier: Sendable {
     let log: Log
 
     func post(_ path: String, _ body: JSONValue) async -> Delivery {
+        // The client checked the endpoint at configuration; should joining fail anyway, keep the work.
         guard let url = URL(string: endpoint + path) else {
-            log("\(path): \(endpoint) is not a URL; nothing sent")
-            return .refused
+            log("\(path): \(endpoint) is not a URL; kept for a later launch")
+            return .retryLater
         }
         let transport = self.transport
         let json = Data(body.text.utf8)

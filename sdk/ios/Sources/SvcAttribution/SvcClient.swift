@@ -35,7 +35,7 @@ public actor SvcClient {
          sleep: @escaping Sleep = { try await Task.sleep(nanoseconds: $0) },
          log handler: SvcLogHandler?) {
         let log = Log(handler: handler)
-        let endpoint = endpoint ?? URL(string: Release.defaultEndpoint)
+        let endpoint = endpoint ?? Svc.defaultEndpoint
         let base = endpoint.map { url in
             var text = url.absoluteString
             while text.hasSuffix("/") { text.removeLast() }
