@@ -12,6 +12,8 @@ export function encodeCursor(sort: Sort, position: PostCursor): string {
   return Buffer.from(JSON.stringify([sort, position.key, position.id])).toString('base64url');
 }
 
+const MAX_ENGAGEMENT_KEY = 1_000_000;
+
 /** The position a cursor names; 400 invalid_parameter (cursor) unless it came from /posts with this sort. */
 export function decodeCursor(cursor: string, sort: Sort): PostCursor {
   let value: unknown;
@@ -27,7 +29,8 @@ export function decodeCursor(cursor: string, sort: Sort): PostCursor {
     throw invalidParameter('cursor', 'not a cursor from this API');
   }
   if (cursorSort !== sort) throw invalidParameter('cursor', `the cursor belongs to sort=${cursorSort}`);
-  // recent and views keys are integers (epoch milliseconds, views)
-  if (sort !== 'engagement' && !Number.isSafeInteger(key)) throw invalidParameter('cursor', 'not a cursor from this API');
+  // Keys /posts answers: recent and views integers from 0 (epoch milliseconds, views), engagement at most 10^6.
+  const inRange = key >= 0 && (sort === 'engagement' ? key <= MAX_ENGAGEMENT_KEY : Number.isInteger(key) && key <= 2 ** 53);
+  if (!inRange) throw invalidParameter('cursor', 'not a cursor from this API');
   return { key, id };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidParameter, rangeFields, resolveRange } from '../http/query';
+import { integerParam } from '../integer-param';
 import { PLATFORMS, type Platform, platformSchema } from '../platforms';
 
 /**
@@ -21,7 +22,7 @@ const list = <T extends z.ZodType<string, string>>(item: T) =>
     .transform((s) => s.split(',').map((v) => v.trim()))
     .pipe(z.array(item).min(1));
 
-const limit = z.coerce.number().int().min(1).max(100).default(50).describe('Rows per page, 1 to 100');
+const limit = integerParam(z.coerce.number().int().min(1).max(100).default(50)).describe('Rows per page, 1 to 100');
 
 export const commonQuery = z.object({
   ...rangeFields('Range ending today (UTC); default all (from metrics_since). custom requires start_date and end_date'),
@@ -59,7 +60,7 @@ const MAX_PAGE = 1_000_000;
 
 export const creatorsQuery = commonQuery.extend({
   // CONTRACT 10: a page beyond a million is out of range, not an empty answer after a huge OFFSET.
-  page: z.coerce.number().int().min(1).max(MAX_PAGE).default(1).describe('Page number, from 1 to 1,000,000'),
+  page: integerParam(z.coerce.number().int().min(1).max(MAX_PAGE).default(1)).describe('Page number, from 1 to 1,000,000'),
   limit,
 });
 

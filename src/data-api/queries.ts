@@ -158,7 +158,9 @@ function postsQuery(scope: Scope, sort: Sort, limit: number, after: PostCursor |
     LEFT JOIN (${BRAND_CREATORS}) AS c ON c.creator_id = p.creator_id
     ORDER BY p.sort_key DESC, p.placement_id ASC
     SETTINGS join_use_nulls = 0`;
-  return { query, params: { ...scopeParams(scope), limit, after_key: after?.key, after_id: after?.id } };
+  // An integer key goes as a bigint: the client refuses numbers beyond 2^53 - 1, and a cursor may hold 2^53.
+  const afterKey = after && key.type === 'Int64' ? BigInt(after.key) : after?.key;
+  return { query, params: { ...scopeParams(scope), limit, after_key: afterKey, after_id: after?.id } };
 }
 
 export type CreatorRow = {

@@ -9,10 +9,21 @@ import { HttpError } from './errors';
 export const PERIODS = ['24h', '7d', '30d', '60d', '90d', '6m', 'ytd', 'all', 'custom'] as const;
 export type Period = (typeof PERIODS)[number];
 
-/** A calendar day ClickHouse's Date type holds. */
-export const dayParam = z.iso
-  .date('must be a date YYYY-MM-DD')
-  .refine((d) => d >= '1970-01-01' && d <= '2149-06-06', 'must be between 1970-01-01 and 2149-06-06');
+/** A calendar day, YYYY-MM-DD; one that has the form but is not in the calendar (2026-02-30) is said not to exist. */
+export const dayParam = z.iso.date({ error: (issue) => dayMessage(issue.input) });
+
+function dayMessage(input: unknown): string {
+  const m = typeof input === 'string' ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(input) : null;
+  if (!m) return 'must be a date YYYY-MM-DD';
+  const [year, month] = [Number(m[1]), Number(m[2])];
+  if (month < 1 || month > 12) return `${input} does not exist: there is no month ${m[2]}`;
+  const days = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  return `${input} does not exist: ${year}-${m[2]} has ${days} days`;
+}
+
+/** The bounds of a range (docs/api.md): no day before 2000, none more than 366 days after today. */
+export const FIRST_DAY = '2000-01-01';
+export const MAX_DAYS_AHEAD = 366;
 
 /** The query parameters naming a range of days; each API describes its own default period. */
 export const rangeFields = (periodDescription: string) => ({
@@ -35,7 +46,7 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.ou
 /** The part of a query that names a range of days. */
 export type RangeQuery = { period?: Period; start_date?: string; end_date?: string };
 
-/** The inclusive range of UTC days a query names (CONTRACT 5), `period=all` starting on the day `since` gives. */
+/** The inclusive range of UTC days a query names (docs/api.md), `period=all` starting on the day `since` gives. */
 export async function resolveRange(q: RangeQuery, today: string, since: () => Promise<string | null>): Promise<{ start: string; end: string }> {
   if (q.start_date !== undefined || q.end_date !== undefined) {
     if (q.period !== undefined && q.period !== 'custom') {
@@ -44,13 +55,18 @@ export async function resolveRange(q: RangeQuery, today: string, since: () => Pr
     if (q.start_date === undefined) throw invalidParameter('start_date', 'start_date is required with end_date');
     if (q.end_date === undefined) throw invalidParameter('end_date', 'end_date is required with start_date');
     if (q.end_date < q.start_date) throw invalidParameter('end_date', 'end_date is before start_date');
+    if (q.start_date < FIRST_DAY) throw invalidParameter('start_date', `must be ${FIRST_DAY} or later`);
+    const last = addDays(today, MAX_DAYS_AHEAD);
+    if (q.end_date > last) throw invalidParameter('end_date', `must be at most ${MAX_DAYS_AHEAD} days after today (${last} or earlier)`);
     return { start: q.start_date, end: q.end_date };
   }
   const period = q.period ?? 'all';
   if (period === 'custom') throw invalidParameter('start_date', 'period=custom requires start_date and end_date');
   if (period === 'all') {
+    // A public event may carry any past time (1970): `all` never starts before FIRST_DAY.
     const first = await since();
-    return { start: first !== null && first < today ? first : today, end: today };
+    const start = first === null || first > today ? today : first < FIRST_DAY ? FIRST_DAY : first;
+    return { start, end: today };
   }
   return { start: periodStart(period, today), end: today };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PROVIDERS } from '../attribution/ledger/types';
 import { Connections } from '../attribution/webhooks/connections';
 import { idParams, route } from '../http/route';
+import { integerParam } from '../integer-param';
 import type { InternalDeps } from './deps';
 import { answers, errors } from './schemas';
 
@@ -9,7 +10,7 @@ const listQuery = z.object({
   brand_id: z.string().optional(),
   provider: z.enum(PROVIDERS).optional(),
   status: z.enum(['awaiting_first_event', 'connected', 'error']).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(50),
+  limit: integerParam(z.coerce.number().int().min(1).max(100).default(50)),
   // Connection ids are UUIDs: anything else is a cursor this list never gave (CONTRACT 10: 400).
   cursor: z.uuid().optional().describe('The id of the last connection of the previous page'),
 });

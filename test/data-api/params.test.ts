@@ -107,6 +107,77 @@ describe('invalid parameters', () => {
     expect(typeof body.message).toBe('string');
   });
 
+  const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const daysAhead = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+  const strict: [string, Record<string, string>, string][] = [
+    // Dates bounded: none before 2000-01-01, none more than 366 days after today.
+    ['/metrics/summary', { start_date: '1970-01-01', end_date: '2000-01-10' }, 'start_date'],
+    ['/metrics/summary', { start_date: '1999-12-31', end_date: '2000-01-10' }, 'start_date'],
+    ['/metrics/daily', { start_date: '2026-01-01', end_date: '2149-06-06' }, 'end_date'],
+    ['/metrics/daily', { start_date: '2026-01-01', end_date: daysAhead(368) }, 'end_date'],
+    // A cursor's sort key is a finite number from 0 (views at most 2^53, engagement at most 10^6).
+    ['/posts', { sort: 'engagement', cursor: cursor(['engagement', 1e308, 'x']) }, 'cursor'],
+    ['/posts', { sort: 'engagement', cursor: cursor(['engagement', 1_000_001, 'x']) }, 'cursor'],
+    ['/posts', { sort: 'engagement', cursor: cursor(['engagement', -0.5, 'x']) }, 'cursor'],
+    ['/posts', { sort: 'views', cursor: cursor(['views', -1, 'x']) }, 'cursor'],
+    ['/posts', { sort: 'views', cursor: cursor(['views', 2 ** 53 + 2, 'x']) }, 'cursor'],
+    ['/posts', { sort: 'recent', cursor: cursor(['recent', -86_400_000, 'x']) }, 'cursor'],
+    // Integers are decimal digits only.
+    ...['0x10', '1e2', '+5', ' 5', '5.0', '5 ', '', '-1', '٥'].flatMap((v): [string, Record<string, string>, string][] => [
+      ['/posts', { limit: v }, 'limit'],
+      ['/creators', { limit: v }, 'limit'],
+      ['/creators', { page: v }, 'page'],
+    ]),
+  ];
+
+  it.each(strict)('strict input: %s %j answers 400 naming %s', async (path, query, param) => {
+    const res = await api(t, key, path, query);
+    expect(res.statusCode, res.body).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'invalid_parameter', param, message: expect.any(String) });
+  });
+
+  it('takes the widest range the bounds allow, and a cursor key at the bounds', async () => {
+    const wide = await ok(summary, t, key, '/metrics/summary', { start_date: '2000-01-01', end_date: daysAhead(366) });
+    expect(wide.meta).toMatchObject({ start_date: '2000-01-01', end_date: daysAhead(366) });
+    expect(wide.data.posts).toBe(5);
+    for (const [sort, k] of [['engagement', 1_000_000], ['views', 2 ** 53], ['views', 0], ['engagement', 0]] as const) {
+      const res = await api(t, key, '/posts', { sort, cursor: cursor([sort, k, 'x']) });
+      expect(res.statusCode, `${sort} ${k}`).toBe(200);
+    }
+    const digits = await api(t, key, '/creators', { limit: '007', page: '01' });
+    expect(digits.statusCode).toBe(200);
+    expect(digits.json().pagination).toMatchObject({ page: 1, page_size: 7 });
+  });
+
+  it('says that a well-formed date which is not in the calendar does not exist', async () => {
+    for (const [start, end, param, said] of [
+      ['2026-02-30', '2026-03-02', 'start_date', '2026-02-30 does not exist'],
+      ['2026-02-01', '2026-02-29', 'end_date', '2026-02-29 does not exist'],
+      ['2026-13-01', '2026-12-31', 'start_date', '2026-13-01 does not exist'],
+    ]) {
+      const res = await api(t, key, '/metrics/summary', { start_date: start!, end_date: end! });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toMatchObject({ error: 'invalid_parameter', param });
+      expect(res.json().message).toContain(said);
+    }
+    const leap = await ok(summary, t, key, '/metrics/summary', { start_date: '2024-02-29', end_date: '2024-02-29' });
+    expect(leap.meta.start_date).toBe('2024-02-29');
+    const malformed = await api(t, key, '/metrics/summary', { start_date: '2026-2-3', end_date: '2026-03-02' });
+    expect(malformed.json().message).toBe('must be a date YYYY-MM-DD');
+  });
+
+  it('period=all never starts before 2000-01-01, whatever time a placement carries', async () => {
+    const old = await brandWithKey(t, { name: 'Old times' });
+    const campaign = (await createCampaign(t, { brand_id: old.brand.id, name: 'C' })).id;
+    await addPlacements(t, old.brand.id, [{ id: 'epoch-1', campaign_id: campaign, creator_id: null, platform: 'tiktok', posted_at: '1970-01-02T00:00:00Z' }]);
+    await addSnapshots(t, 'epoch-1', [['1970-01-02', 10, 1, 0, 0]]);
+    await t.settle();
+    for (const period of [{ period: 'all' }, {}]) {
+      const body = await ok(summary, t, old.key, '/metrics/summary', period);
+      expect(body.meta).toMatchObject({ start_date: '2000-01-01', end_date: todayUtc() });
+    }
+  });
+
   it('a parameter given twice is invalid', async () => {
     const res = await t.request({ method: 'GET', url: '/api/v1/metrics/summary?period=7d&period=30d', headers: { authorization: `Bearer ${key}` } });
     expect(res.statusCode).toBe(400);

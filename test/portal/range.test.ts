@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { pageParams } from '../../src/attribution/reporting/paging';
 import { parseQuery } from '../../src/http/query';
 import { portalRange, previousRange, rangeParams } from '../../src/portal/range';
 import type { Warehouse } from '../../src/warehouse/clickhouse';
@@ -48,6 +50,35 @@ describe('portal ranges', () => {
     for (const [query, param] of cases) {
       await expect(resolve(query), JSON.stringify(query)).rejects.toMatchObject({ status: 400, body: { error: 'invalid_parameter', param } });
     }
+  });
+
+  it('bounds ranges: no day before 2000-01-01, none more than 366 days after today', async () => {
+    const today = '2026-11-22';
+    const refused: [Record<string, unknown>, string][] = [
+      [{ start_date: '1970-01-01', end_date: '2149-06-06' }, 'start_date'],
+      [{ start_date: '1999-12-31', end_date: '2026-01-01' }, 'start_date'],
+      [{ period: 'custom', start_date: '2026-01-01', end_date: '2027-11-24' }, 'end_date'],
+      [{ start_date: '2026-02-30', end_date: '2026-03-01' }, 'start_date'],
+      [{ limit: '0x10' }, 'limit'],
+    ];
+    const withLimit = rangeParams.extend(pageParams(z.tuple([z.string()])));
+    for (const [query, param] of refused) {
+      const run = async () => portalRange(firstFact(null), 'brand', parseQuery(withLimit, query), today);
+      await expect(run(), JSON.stringify(query)).rejects.toMatchObject({ status: 400, body: { error: 'invalid_parameter', param } });
+    }
+    await expect(resolve({ start_date: '2026-02-30', end_date: '2026-03-01' })).rejects.toMatchObject({
+      body: { message: expect.stringContaining('2026-02-30 does not exist') },
+    });
+    expect(await resolve({ start_date: '2000-01-01', end_date: '2027-11-23' }, today)).toEqual({
+      period: 'custom',
+      start_date: '2000-01-01',
+      end_date: '2027-11-23',
+    });
+  });
+
+  it('starts `all` no earlier than 2000-01-01, whatever time a public event carried', async () => {
+    expect(await resolve({ period: 'all' }, '2026-11-22', '1970-01-01')).toEqual({ period: 'all', start_date: '2000-01-01', end_date: '2026-11-22' });
+    expect(await resolve({ period: 'all' }, '2026-11-22', '2000-01-02')).toMatchObject({ start_date: '2000-01-02' });
   });
 
   it('compares with the range of equal length just before', () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { integerParam } from '../../integer-param';
 import { isStorableValue } from '../../storable-text';
 
 /**
@@ -9,7 +10,7 @@ import { isStorableValue } from '../../storable-text';
 /** The query parameters of a paged list whose sort key is parsed by `key`. */
 export function pageParams<K extends z.ZodType<readonly unknown[]>>(key: K) {
   return {
-    limit: z.coerce.number().int().min(1).max(100).default(50),
+    limit: integerParam(z.coerce.number().int().min(1).max(100).default(50)),
     cursor: z
       .string()
       .transform((value, ctx): z.output<K> => {
