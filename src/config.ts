@@ -37,7 +37,8 @@ const envSchema = z.object({
     .default('svc'),
   /**
    * Behind a reverse proxy: `true` trusts X-Forwarded-For from any hop, or a comma-separated
-   * list of proxy addresses/CIDRs. Decides req.ip (login rate limits, install IP matching).
+   * list of proxy addresses/CIDRs. Decides req.ip (login rate limits, install IP matching), and
+   * whether POST /clicks may name the visitor's IP (a redirect application must be listed).
    */
   TRUST_PROXY: z.string().refine(isTrustProxy, 'must be true, false or a comma-separated list of proxy addresses or CIDRs').optional(),
   /** Name servers for domain verification look-ups, `ip` or `ip:port`, comma-separated; unset: the system's. */
@@ -68,6 +69,12 @@ const envSchema = z.object({
   RATE_LIMIT_DATA_API: perMinute(600),
   RATE_LIMIT_PUBLIC_IP: perMinute(6000),
   RATE_LIMIT_PIXEL_KEY: perMinute(0),
+  /** Wrong Data API keys a minute per client IP (docs/hardening.md); 0 turns the limit off. */
+  RATE_LIMIT_FAILED_KEYS: perMinute(60),
+  /** Portal requests a minute per session; 0 turns the limit off. */
+  RATE_LIMIT_PORTAL: perMinute(600),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it is open. */
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Redis memory the install IP match may hold, in MiB (docs/operations.md). */
   IP_MATCH_MEMORY_MB: wholeNumber(1, 4096, 64),
   /** Memory for answers of reads over facts, in MiB (src/http/answer-cache.ts); 0 turns the cache off. */
@@ -143,7 +150,9 @@ export type Config = {
   testAppleRootCa: Buffer | undefined;
   timeouts: { redisCommandMs: number; pgStatementMs: number; pgConnectMs: number; clickhouseQueryMs: number; healthProbeMs: number; requestMs: number };
   /** Requests a minute; 0: off. */
-  rateLimits: { dataApi: number; publicIp: number; pixelKey: number };
+  rateLimits: { dataApi: number; publicIp: number; pixelKey: number; failedKeys: number; portal: number };
+  /** Bearer token of GET /metrics; undefined: open. */
+  metricsToken: string | undefined;
   ipMatchMemoryBytes: number;
   readCacheBytes: number;
   degradedAfter: { ingestionLagSeconds: number; queueStalledSeconds: number };
@@ -194,7 +203,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       healthProbeMs: e.HEALTH_PROBE_TIMEOUT_MS,
       requestMs: e.REQUEST_TIMEOUT_MS,
     },
-    rateLimits: { dataApi: e.RATE_LIMIT_DATA_API, publicIp: e.RATE_LIMIT_PUBLIC_IP, pixelKey: e.RATE_LIMIT_PIXEL_KEY },
+    rateLimits: {
+      dataApi: e.RATE_LIMIT_DATA_API,
+      publicIp: e.RATE_LIMIT_PUBLIC_IP,
+      pixelKey: e.RATE_LIMIT_PIXEL_KEY,
+      failedKeys: e.RATE_LIMIT_FAILED_KEYS,
+      portal: e.RATE_LIMIT_PORTAL,
+    },
+    metricsToken: e.METRICS_TOKEN,
     ipMatchMemoryBytes: e.IP_MATCH_MEMORY_MB * 1024 * 1024,
     readCacheBytes: e.READ_CACHE_MB * 1024 * 1024,
     degradedAfter: { ingestionLagSeconds: e.INGESTION_LAG_DEGRADED_SECONDS, queueStalledSeconds: e.QUEUE_STALLED_SECONDS },

@@ -33,11 +33,17 @@ export class ApiKeys {
     this.cache = new BoundedMap({ maxEntries });
   }
 
-  /** The brand `key` (as `apiKeyOf` reads it) belongs to; 401 when it is missing, unknown or revoked. */
-  async brandIdFor(key: string | undefined): Promise<string> {
+  /**
+   * The brand `key` (as `apiKeyOf` reads it) belongs to; 401 when it is missing, unknown or revoked,
+   * after `wrongKey` has counted an unknown or revoked one (guessing is limited per client IP).
+   */
+  async brandIdFor(key: string | undefined, wrongKey?: () => Promise<unknown>): Promise<string> {
     if (!key) throw new HttpError(401, { error: 'missing_api_key' });
     const brandId = await this.lookup(sha256(key));
-    if (!brandId) throw new HttpError(401, { error: 'invalid_api_key' });
+    if (!brandId) {
+      await wrongKey?.().catch(() => {});
+      throw new HttpError(401, { error: 'invalid_api_key' });
+    }
     return brandId;
   }
 

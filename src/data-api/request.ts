@@ -5,7 +5,7 @@ import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
 import { HttpError } from '../http/errors';
 import { todayUtc } from '../http/query';
-import { enforceRateLimit, type RateLimiter } from '../http/rate-limit';
+import { enforceRateLimit, type RateLimiter, refuseWhenSpent } from '../http/rate-limit';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { ApiKeys, apiKeyOf } from './auth';
 import { type CommonQuery, resolveScope, type Scope } from './params';
@@ -52,8 +52,10 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
   return async function open(req: FastifyRequest, reply: FastifyReply): Promise<DataContext> {
     // Per API key (CONTRACT 10), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
     const key = apiKeyOf(req);
+    // Wrong keys per client IP (docs/hardening.md): past their limit, refused before any look-up.
+    if (key) await refuseWhenSpent(reply, rateLimiter, 'failed_key', req.ip);
     if (key) await enforceRateLimit(reply, rateLimiter, 'data_api', key);
-    const brandId = await apiKeys.brandIdFor(key);
+    const brandId = await apiKeys.brandIdFor(key, () => rateLimiter.consume('failed_key', req.ip));
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);

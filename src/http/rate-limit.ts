@@ -1,15 +1,27 @@
 import type { FastifyReply } from 'fastify';
 import type { Redis } from 'ioredis';
+import { addressKey } from '../client-address';
 import type { Config } from '../config';
 import { keyedHash } from '../secrets';
 import { HttpError } from './errors';
 
-/** What a limit counts (CONTRACT 10): Data API requests per API key, public requests per client IP and per pixel key. */
-export type RateLimitKind = 'data_api' | 'public_ip' | 'pixel_key';
+/**
+ * What a limit counts (docs/hardening.md): Data API requests per API key, public requests per client
+ * IP and per pixel key, wrong API keys per client IP, portal requests per session.
+ */
+export type RateLimitKind = 'data_api' | 'public_ip' | 'pixel_key' | 'failed_key' | 'portal';
 
 export type RateLimitAnswer = { allowed: boolean; limit: number; remaining: number; resetSeconds: number };
 
-const LIMIT_OF: Record<RateLimitKind, keyof Config['rateLimits']> = { data_api: 'dataApi', public_ip: 'publicIp', pixel_key: 'pixelKey' };
+const LIMIT_OF: Record<RateLimitKind, keyof Config['rateLimits']> = {
+  data_api: 'dataApi',
+  public_ip: 'publicIp',
+  pixel_key: 'pixelKey',
+  failed_key: 'failedKeys',
+  portal: 'portal',
+};
+/** Kinds whose id is a client IP: keyed by addressKey (an IPv6 client by its /64). */
+const BY_ADDRESS = new Set<RateLimitKind>(['public_ip', 'failed_key']);
 
 /** How long a request waits for Redis's count before it goes on unlimited (Redis slow or hung). */
 const COUNT_WAIT_MS = 1000;
@@ -66,6 +78,36 @@ export class RateLimiter {
   }
 
   async consume(kind: RateLimitKind, id: string): Promise<RateLimitAnswer | null> {
+    const at = this.place(kind, id);
+    if (!at) return null;
+    const { key, hash, field, limit } = at;
+    const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
+    const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2;
+    const total = local ? this.countLater(seen, key, hash, field, limit) : await this.count(key, hash, field, limit);
+    return total === null ? null : this.answer(limit, total, at.now, at.window);
+  }
+
+  /**
+   * The id's count so far in this window, as an answer with nothing consumed: `allowed` while the
+   * count is below the limit (the next one still fits). Null as `consume`'s.
+   */
+  async peek(kind: RateLimitKind, id: string): Promise<RateLimitAnswer | null> {
+    const at = this.place(kind, id);
+    if (!at) return null;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), COUNT_WAIT_MS);
+    });
+    const read = this.redis.hget(at.hash, at.field).catch(() => null);
+    const stored = await Promise.race([read, late]).finally(() => clearTimeout(timer));
+    if (stored === null && this.redis.status !== 'ready') return null;
+    const total = Number(stored ?? 0) + (this.sent.get(at.key)?.n ?? 0) + (this.pending.get(at.key)?.n ?? 0);
+    const answer = this.answer(at.limit, total, at.now, at.window);
+    return { ...answer, allowed: total < at.limit };
+  }
+
+  /** Where an id is counted in the current window; null when its limit is off or Redis is away. */
+  private place(kind: RateLimitKind, id: string) {
     const limit = this.limits[LIMIT_OF[kind]];
     if (!limit || this.redis.status !== 'ready') return null;
     const now = Date.now();
@@ -77,12 +119,11 @@ export class RateLimiter {
     const hash = `${this.prefix}:rate:${kind}:${window}`;
     // Ids are keyed hashes (SECRET_KEY): API keys are secrets, and IPs are kept only as keyed
     // hashes (an IPv4 address's plain SHA-256 is found by trying all 2^32); any id is one short field.
-    const field = keyedHash(this.secretKey, id, 'base64url').slice(0, 22);
-    const key = `${hash} ${field}`;
-    const seen = (this.known.get(key) ?? 0) + (this.sent.get(key)?.n ?? 0) + (this.pending.get(key)?.n ?? 0);
-    const local = limit >= MIN_LOCAL_LIMIT && seen < limit / 2;
-    const total = local ? this.countLater(seen, key, hash, field, limit) : await this.count(key, hash, field, limit);
-    if (total === null) return null;
+    const field = keyedHash(this.secretKey, BY_ADDRESS.has(kind) ? addressKey(id) : id, 'base64url').slice(0, 22);
+    return { key: `${hash} ${field}`, hash, field, limit, now, window };
+  }
+
+  private answer(limit: number, total: number, now: number, window: number): RateLimitAnswer {
     return {
       allowed: total <= limit,
       limit,
@@ -190,7 +231,21 @@ const passed = new WeakMap<FastifyReply, RateLimitAnswer[]>();
  * applies (off, or Redis away).
  */
 export async function enforceRateLimit(reply: FastifyReply, limiter: RateLimiter, kind: RateLimitKind, id: string): Promise<void> {
-  const fresh = await limiter.consume(kind, id);
+  showRateLimit(reply, await limiter.consume(kind, id));
+}
+
+/**
+ * Refuses, as enforceRateLimit does, when the id's count has reached its limit, consuming nothing:
+ * for counts of failures, taken (`limiter.consume`) only once a request has failed.
+ */
+export async function refuseWhenSpent(reply: FastifyReply, limiter: RateLimiter, kind: RateLimitKind, id: string): Promise<void> {
+  const count = await limiter.peek(kind, id);
+  // Below the limit a failure count adds no headers: the route's own limit shows.
+  if (count === null || count.allowed) return;
+  showRateLimit(reply, count);
+}
+
+function showRateLimit(reply: FastifyReply, fresh: RateLimitAnswer | null): void {
   const before = passed.get(reply);
   if (fresh === null && !before) return;
   const answers = fresh === null ? before! : before ? [...before, fresh] : [fresh];

@@ -1,6 +1,7 @@
-import rateLimit, { type FastifyRateLimitStore, normalizeIP } from '@fastify/rate-limit';
+import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { addressKey } from '../client-address';
 import { HttpError } from '../http/errors';
 import { keyedHash } from '../secrets';
 
@@ -55,7 +56,8 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
 
   // The account key reads the login body, which the route has validated before taking an attempt.
   const hashed = (value: string) => keyedHash(secretKey, value, 'base64url').slice(0, 22);
-  const ipKey = (req: FastifyRequest) => `ip:${hashed(normalizeIP(req.ip))}`;
+  // An IPv6 client by its /64, as every per-IP count (src/client-address.ts).
+  const ipKey = (req: FastifyRequest) => `ip:${hashed(addressKey(req.ip))}`;
   const accountKey = (req: FastifyRequest) => `account:${hashed((req.body as { email: string }).email.trim().toLowerCase())}:${ipKey(req)}`;
   const limiters = [
     { keyOf: accountKey, max: LOGIN_LIMITS.perAccount },

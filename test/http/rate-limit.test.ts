@@ -15,7 +15,7 @@ import { freePort } from '../helpers/free-port';
  * RateLimit-* headers on every answer of a limited route, 429 rate_limited with Retry-After
  * past the limit, counts shared by every process through Redis.
  */
-const LIMITS = { RATE_LIMIT_PUBLIC_IP: '5', RATE_LIMIT_PIXEL_KEY: '4', RATE_LIMIT_DATA_API: '3' };
+const LIMITS = { RATE_LIMIT_PUBLIC_IP: '5', RATE_LIMIT_PIXEL_KEY: '4', RATE_LIMIT_DATA_API: '3', RATE_LIMIT_FAILED_KEYS: '4' };
 let t: TestService;
 let acme: AttributionBrand;
 let beta: AttributionBrand;
@@ -101,6 +101,18 @@ describe('per client IP: POST /clicks, /installs and /events (RATE_LIMIT_PUBLIC_
     expectRefused(await unreadable(), 5);
   });
 
+  it('keys an IPv6 client by its /64: six addresses of one /64 share one budget, another /64 has its own', async () => {
+    await freshWindow();
+    const net = `2001:db8:${(++ipCounter).toString(16)}:1`;
+    for (let n = 1; n <= 5; n++) {
+      const res = await clickFrom(`${net}::${n.toString(16)}`);
+      expect(res.statusCode, res.body).toBe(200);
+      expect(limitHeaders(res)).toMatchObject({ limit: 5, remaining: 5 - n });
+    }
+    expectRefused(await clickFrom(`${net}:ffff:ffff:ffff:ffff`), 5);
+    expect((await clickFrom(`${net.replace(/:1$/, ':2')}::1`)).statusCode).toBe(200);
+  });
+
   it('lets exactly the limit through when a burst arrives at once (counts are batched, never lost)', async () => {
     await freshWindow();
     const ip = newIp();
@@ -154,6 +166,34 @@ describe('per Data API key (RATE_LIMIT_DATA_API)', () => {
   });
 });
 
+describe('wrong API keys per client IP (RATE_LIMIT_FAILED_KEYS)', () => {
+  const get = (key: string, remoteAddress: string) =>
+    t.request({ method: 'GET', url: '/api/v1/brand', headers: { authorization: `Bearer ${key}` }, remoteAddress });
+
+  it('answers 401 to 4 wrong keys a minute from one IP, then 429 before any look-up (a right key too), from any address of its /64', async () => {
+    await freshWindow();
+    const net = `2001:db8:${(++ipCounter).toString(16)}:7`;
+    for (let n = 1; n <= 4; n++) {
+      const res = await get(`sk_live_${uniqueId()}`, `${net}::${n}`);
+      expect([res.statusCode, res.json()]).toEqual([401, { error: 'invalid_api_key' }]);
+    }
+    const right = await createApiKey(t, acme.brand.id);
+    expectRefused(await get(`sk_live_${uniqueId()}`, `${net}::99`), 4);
+    expectRefused(await get(right.key, `${net}::1`), 4);
+    // Another client is not held: its right key answers, and a wrong one is its first.
+    expect((await get(right.key, newIp())).statusCode).toBe(200);
+    expect((await get(`sk_live_${uniqueId()}`, newIp())).statusCode).toBe(401);
+  });
+
+  it('counts only wrong keys: right keys from one IP, more than 4, are answered', async () => {
+    await freshWindow();
+    const ip = newIp();
+    const keys = await Promise.all([1, 2, 3].map(() => createApiKey(t, acme.brand.id)));
+    // Three keys of three requests each (the per-key limit is 3): nine right keys from one IP.
+    for (const key of keys) for (let n = 0; n < 3; n++) expect((await get(key.key, ip)).statusCode).toBe(200);
+  });
+});
+
 describe('the limiter', () => {
   /** A limiter as the service makes it, with these limits, on `redis` (the service's connection unless given). */
   const limiter = (limits: ConstructorParameters<typeof RateLimiter>[1]['limits'], redis: Redis = t.services.redis, windowMs?: number) =>
@@ -165,7 +205,7 @@ describe('the limiter', () => {
     const other = new Redis(t.config.redisUrl);
     try {
       await other.ping();
-      const limits = { dataApi: 0, publicIp, pixelKey: 0 };
+      const limits = { dataApi: 0, publicIp, pixelKey: 0, failedKeys: 0, portal: 0 };
       await test(limiter(limits), limiter(limits, other));
     } finally {
       other.disconnect();
@@ -199,7 +239,7 @@ describe('the limiter', () => {
 
   it('counts the counts on their way to Redis: past half the limit every answer is exact, also while a flush is out', async () => {
     await freshWindow();
-    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 4 });
+    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 4, failedKeys: 0, portal: 0 });
     const ip = newIp();
     for (let i = 0; i < 40; i++) await a.consume('public_ip', ip); // in process, not sent yet
     // A count that waits for Redis (the small pixel-key limit) sends every pending count; while they are out, 40 more come.
@@ -212,7 +252,7 @@ describe('the limiter', () => {
   });
 
   it('still refuses an id past its limit after a flood of other ids fills the totals it remembers', async () => {
-    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 50 }, t.services.redis, 3_600_000);
+    const a = limiter({ dataApi: 0, publicIp: 100, pixelKey: 50, failedKeys: 0, portal: 0 }, t.services.redis, 3_600_000);
     const ip = newIp();
     for (let i = 0; i < 100; i++) expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: true });
     expect(await a.consume('public_ip', ip)).toMatchObject({ allowed: false, remaining: 0 });
@@ -227,7 +267,7 @@ describe('the limiter', () => {
     const ip = newIp();
     const counted = async (secretKey: string) => {
       const prefix = `${t.config.queuePrefix}:keyed-${secretKey}`;
-      const limits = { dataApi: 0, publicIp: 5, pixelKey: 0 }; // small: the count waits for Redis
+      const limits = { dataApi: 0, publicIp: 5, pixelKey: 0, failedKeys: 0, portal: 0 }; // small: the count waits for Redis
       expect(await new RateLimiter(t.services.redis, { prefix, secretKey, limits }).consume('public_ip', ip)).toMatchObject({ allowed: true, remaining: 4 });
       const [window] = await t.services.redis.keys(`${prefix}:rate:public_ip:*`);
       return Object.keys(await t.services.redis.hgetall(window!));
@@ -241,12 +281,12 @@ describe('the limiter', () => {
   });
 
   it('applies no limit when it is 0, or when Redis is unreachable (and answers at once)', async () => {
-    const off = limiter({ dataApi: 0, publicIp: 0, pixelKey: 0 });
+    const off = limiter({ dataApi: 0, publicIp: 0, pixelKey: 0, failedKeys: 0, portal: 0 });
     expect(await off.consume('public_ip', newIp())).toBeNull();
     const nowhere = createRedis(`redis://127.0.0.1:${await freePort()}`, 'request');
     nowhere.on('error', () => {});
     try {
-      const away = limiter({ dataApi: 1, publicIp: 1, pixelKey: 1 }, nowhere);
+      const away = limiter({ dataApi: 1, publicIp: 1, pixelKey: 1, failedKeys: 1, portal: 1 }, nowhere);
       const started = performance.now();
       expect(await away.consume('public_ip', newIp())).toBeNull();
       expect(performance.now() - started).toBeLessThan(100);

@@ -1,3 +1,4 @@
+import { addressKey } from '../../client-address';
 import { keyedHash } from '../../secrets';
 
 /** What a click tells about the visitor: device platform, country, campaign (UTM) values, IP. */
@@ -67,11 +68,12 @@ export function androidPackage(androidUrl: string | null): string | null {
 }
 
 /**
- * The visitor's IP as a keyed HMAC (SECRET_KEY), never the address itself. IPv4-mapped
- * IPv6 addresses (`::ffff:1.2.3.4`) hash as their IPv4 form, so the redirect app's view
- * of a visitor and the install request's socket address compare equal.
+ * The visitor's IP as a keyed HMAC (SECRET_KEY), never the address itself, keyed as every
+ * IP-keyed count is (addressKey): an IPv6 client by its /64, and IPv4-mapped IPv6 addresses
+ * (`::ffff:1.2.3.4`) as their IPv4 form, so the redirect app's view of a visitor and the install
+ * request's socket address compare equal.
  */
 export function ipHash(secret: string, ip: string | null | undefined): string {
-  const address = (ip ?? '').trim().toLowerCase().replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  const address = ip?.trim() ? addressKey(ip) : '';
   return address ? keyedHash(secret, `ip:${address}`) : '';
 }
