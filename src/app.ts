@@ -22,7 +22,7 @@ import { jsonBodyParser } from './http/json-body';
 import { refuseUnstorableText } from './http/storable-text';
 import { lazyRequestLogger, OneLineRequestLog } from './http/request-log';
 import { internalRoutes } from './internal';
-import { httpDuration } from './metrics';
+import { httpDuration, routeLabel } from './metrics';
 import { portalRoutes } from './portal';
 import { portalPageRoutes } from './portal/pages.routes';
 import type { Services } from './services';
@@ -72,7 +72,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
   app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe(
-      { method: req.method, route: req.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
+      { method: req.method, route: routeLabel(req, req.routeOptions.url), status: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
     done();

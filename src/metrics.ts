@@ -6,6 +6,26 @@ import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, t
  */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
+// prom-client's totals of active handles, requests and resources are gauges named `_total`, which
+// Prometheus keeps for counters (`promtool check metrics` fails them): the same figures stay as
+// `sum(nodejs_active_handles)` etc., the per-type gauges beside them (docs/operations.md).
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+  registry.removeSingleMetric(name);
+}
+
+/** The `route` label of a request a link domain served as a visit (docs/operations.md): not a 404, whatever its path. */
+export const LINK_HOST_ROUTE = 'link_host';
+const routeOverrides = new WeakMap<object, string>();
+
+/** Counts `req` under `route` in the request metrics, whatever API route (or none) its path matched. */
+export function countAsRoute(req: object, route: string): void {
+  routeOverrides.set(req, route);
+}
+
+/** The `route` label of `req`: its override, else the route Fastify matched, else `unmatched` (a 404). */
+export function routeLabel(req: object, routed: string | undefined): string {
+  return routeOverrides.get(req) ?? routed ?? 'unmatched';
+}
 
 export const httpDuration = new Histogram({
   name: 'svc_http_request_duration_seconds',

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../../logger';
+import { countAsRoute, LINK_HOST_ROUTE } from '../../metrics';
 import { RepeatedLog } from '../../repeated-log';
 import { isBotVisit } from '../clicks/bots';
 import type { ClickAnswer, ClickRecorder, Visit } from '../clicks/record';
@@ -31,11 +32,13 @@ export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
   app.addHook('onRequest', async (req, reply) => {
     const domain = await deps.hosts.match(visitedHost(req));
     if (domain) {
+      countAsRoute(req, LINK_HOST_ROUTE);
       await serveVisit(req, reply, domain, { ...deps, unqueued });
       return reply;
     }
     // No domain list yet (Postgres down since the start): a request no API route takes may be a visit (CONTRACT 9).
     if (deps.hosts.unreadable && !req.routeOptions.url) {
+      countAsRoute(req, LINK_HOST_ROUTE);
       sendPage(reply.header('cache-control', 'no-store'), 503, UNAVAILABLE());
       return reply;
     }
@@ -53,6 +56,7 @@ type VisitDeps = LinkHostDeps & { unqueued: RepeatedLog };
 export function unroutableUrl(hosts: AttributionHosts) {
   return async (_err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     if (await hosts.match(visitedHost(req))) {
+      countAsRoute(req, LINK_HOST_ROUTE);
       sendPage(reply.header('cache-control', 'no-store'), 404, NOT_ACTIVE());
       return;
     }
