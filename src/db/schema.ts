@@ -127,6 +127,10 @@ export interface LedgerEventsTable {
   resolution_method: string;
   confidence: number | null;
   sandbox: Generated<boolean>;
+  /** Written by a provider webhook; public rows (pixel, SDK) are not (migration 0013). */
+  verified: Generated<boolean>;
+  /** The id of the public row of the same key this verified row replaces, else null. */
+  supersedes: string | null;
   occurred_at: ColumnType<Date, Date | string, never>;
   recorded_at: CreatedAt;
 }

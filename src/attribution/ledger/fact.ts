@@ -24,6 +24,9 @@ export function ledgerFact(row: LedgerRow) {
     resolution_method: row.resolution_method,
     confidence: row.confidence,
     sandbox: row.sandbox ? 1 : 0,
+    // A provider webhook's row; it may name the public row of its key it replaces (docs/webhooks.md).
+    verified: row.verified ? 1 : 0,
+    supersedes: row.supersedes,
     occurred_at: chDateTime(row.occurred_at),
     recorded_at: chDateTime(row.recorded_at),
   };

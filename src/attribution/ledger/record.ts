@@ -3,11 +3,24 @@ import type { Logger } from '../../logger';
 import type { Queues } from '../../facts';
 import { newId } from '../../secrets';
 import { columnList } from '../../db/recordset';
+import { type RawBuilder, sql } from 'kysely';
 import { type Credit, type CreditColumns, CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { keptInstallId } from '../installs/record';
 import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
-import { EVENT_TYPES, isRecordableAmount, type LedgerDraft, MAX_TRANSACTION_ID, type RecordLedgerEvent, type ResolutionMethod, UUID_SHAPED } from './types';
+import {
+  EVENT_TYPES,
+  isRecordableAmount,
+  isVerifiedSource,
+  type LedgerDraft,
+  type LedgerEventType,
+  MAX_TRANSACTION_ID,
+  type RecordLedgerEvent,
+  type RecordOutcome,
+  RefundRefused,
+  type ResolutionMethod,
+  UUID_SHAPED,
+} from './types';
 
 /** A ledger row as inserted: every column but those Postgres fills; the amount as normalised. */
 type NewLedgerRow = Omit<LedgerRow, 'recorded_at' | 'amount'> & { amount: string | number };
@@ -30,8 +43,40 @@ const LEDGER_COLUMNS = columnList({
   resolution_method: true,
   confidence: true,
   sandbox: true,
+  verified: true,
+  supersedes: true,
   occurred_at: true,
 } satisfies Record<keyof NewLedgerRow, true>);
+
+/** Whether the ledger row `row` names is a row of the same key that a verified row superseded. */
+const superseded = (row: string) => sql<boolean>`EXISTS (
+  SELECT 1 FROM ledger_events s
+  WHERE s.brand_id = ${sql.ref(`${row}.brand_id`)} AND s.event_type = ${sql.ref(`${row}.event_type`)}
+    AND s.transaction_id = ${sql.ref(`${row}.transaction_id`)} AND s.verified AND s.supersedes = ${sql.ref(`${row}.id`)})`;
+
+/** A row of the key of `row` (the batch's `i`) and of the kind `verified`, in the table `table`. */
+const sameKey = (table: string, alias: string, verified: boolean) => sql`EXISTS (
+  SELECT 1 FROM ${sql.table(table)} ${sql.raw(alias)}
+  WHERE ${sql.ref(`${alias}.brand_id`)} = i.brand_id AND ${sql.ref(`${alias}.event_type`)} = i.event_type
+    AND ${sql.ref(`${alias}.transaction_id`)} = i.transaction_id AND ${verified ? sql`` : sql`NOT`} ${sql.ref(`${alias}.verified`)})`;
+
+/**
+ * The rows a batch inserts (docs/webhooks.md, "One transaction reported twice"): a verified row
+ * names in `supersedes` the public row of its key; a public row is dropped (a duplicate) when a
+ * verified row holds its key, in the table or in the same batch.
+ */
+const supersedingSelect = (rows: RawBuilder<NewLedgerRow>) => sql`
+  WITH i AS (${rows})
+  SELECT ${sql.join(
+    LEDGER_COLUMNS.map((column) =>
+      column === 'supersedes'
+        ? sql`CASE WHEN i.verified THEN (SELECT p.id FROM ledger_events p WHERE p.brand_id = i.brand_id
+                AND p.event_type = i.event_type AND p.transaction_id = i.transaction_id AND NOT p.verified) END`
+        : sql.ref(`i.${column}`),
+    ),
+  )}
+  FROM i
+  WHERE i.verified OR NOT (${sameKey('ledger_events', 'v', true)} OR ${sameKey('i', 'w', true)})`;
 
 /** The attribution columns of a ledger row: a credit's, and the click token that earned it. */
 type Attribution = CreditColumns & { click_token: string | null };
@@ -55,16 +100,18 @@ export type LedgerDeps = { db: Db; queues: Queues; log: Logger; credit: CreditSo
  */
 export class Ledger {
   /** New rows get back their id's recorded time and the amount as Postgres rounded it. */
-  private readonly accepted: AcceptedRows<NewLedgerRow, Pick<LedgerRow, 'amount' | 'recorded_at'>>;
+  private readonly accepted: AcceptedRows<NewLedgerRow, Pick<LedgerRow, 'amount' | 'supersedes' | 'recorded_at'>>;
 
   constructor(private readonly deps: LedgerDeps) {
     this.accepted = new AcceptedRows(deps.db, {
       table: 'ledger_events',
       kind: 'ledger',
       columns: LEDGER_COLUMNS,
-      key: ['brand_id', 'event_type', 'transaction_id'],
-      returning: ['amount'],
+      // At most one public and one verified row a key.
+      key: ['brand_id', 'event_type', 'transaction_id', 'verified'],
+      returning: ['amount', 'supersedes'],
       alongside: { reads: ['code_id'], cte: countCodeCredits() },
+      select: supersedingSelect,
     });
   }
 
@@ -75,7 +122,30 @@ export class Ledger {
 
   readonly record: RecordLedgerEvent = async (brandId, draft) => {
     const event = normalize(draft);
-    const attribution = await this.attribute(brandId, event);
+    if (event.eventType === 'refund' && !event.verified) return this.recordPublicRefund(brandId, event);
+    return this.insert(brandId, event, await this.attribute(brandId, event));
+  };
+
+  /**
+   * A public refund (docs/api.md, "Refunds"): a duplicate of its key first, then only against a
+   * public purchase of its transaction that still counts, at most its amount, with its
+   * attribution and currency; else RefundRefused and nothing is recorded.
+   */
+  private async recordPublicRefund(brandId: string, event: NormalizedEvent): Promise<RecordOutcome> {
+    if (event.transactionId && (await this.recordedRow(brandId, 'refund', event.transactionId))) {
+      return { id: await this.recordedId(brandId, event), duplicate: true };
+    }
+    const purchase = event.transactionId ? await this.countingPublicPurchase(brandId, event.transactionId) : undefined;
+    if (!purchase || Math.abs(event.amount) > Number(purchase.amount)) throw new RefundRefused();
+    const { amount: _, currency, ...attribution } = purchase;
+    return this.insert(brandId, { ...event, currency: currency as NormalizedEvent['currency'] }, {
+      ...attribution,
+      resolution_method: attribution.resolution_method as ResolutionMethod,
+      confidence: attribution.confidence ?? 0,
+    });
+  }
+
+  private async insert(brandId: string, event: NormalizedEvent, attribution: Attribution): Promise<RecordOutcome> {
     const id = newId();
     const newRow: NewLedgerRow = {
       id,
@@ -88,6 +158,8 @@ export class Ledger {
       currency: event.currency,
       source: event.source,
       sandbox: event.sandbox,
+      verified: event.verified,
+      supersedes: null, // the insert names the public row a verified row replaces
       occurred_at: event.occurredAt,
       ...attribution,
     };
@@ -96,7 +168,7 @@ export class Ledger {
     const row: LedgerRow = { ...newRow, ...recorded };
     queueOutboxFact(this.deps.queues, this.deps.log, 'ledger', ledgerFact(row));
     return { id: row.id, duplicate: false };
-  };
+  }
 
   /**
    * First match wins: the event's click token (this brand's links only); for a purchase, the
@@ -139,17 +211,21 @@ export class Ledger {
     return install ? { ...install, resolution_method: install.resolution_method as ResolutionMethod, confidence: install.confidence ?? 0, click_token: null } : null;
   }
 
-  /** A refund without attribution of its own copies it from the earlier row of the same transaction (purchase first). */
+  /**
+   * A refund without attribution of its own copies it from the earlier row of the same
+   * transaction (purchase first), among the rows that still count (none a verified row superseded).
+   */
   private async refundedAttribution(brandId: string, transactionIds: string[]): Promise<Attribution | null> {
     if (transactionIds.length === 0) return null;
     const original = await this.deps.db
-      .selectFrom('ledger_events')
+      .selectFrom('ledger_events as l')
       .select([...ATTRIBUTION_COLUMNS, 'click_token'])
       .where('brand_id', '=', brandId)
       // The event types listed, rather than `<> 'refund'`, let the idempotency key serve the look-up.
       .where('event_type', 'in', REFUNDABLE_TYPES)
       .where('transaction_id', 'in', transactionIds)
       .where('resolution_method', '<>', 'unattributed')
+      .where(sql<boolean>`NOT ${superseded('l')}`)
       .orderBy((eb) => eb('event_type', '=', 'purchase'), 'desc')
       .orderBy('recorded_at')
       .limit(1)
@@ -157,28 +233,50 @@ export class Ledger {
     return original ? { ...original, resolution_method: original.resolution_method as ResolutionMethod, confidence: original.confidence ?? 0 } : null;
   }
 
-  private async recordedId(brandId: string, event: NormalizedEvent): Promise<string> {
-    const row = await this.deps.db
+  /** The brand's public purchase of this transaction, while no verified row superseded it. */
+  private countingPublicPurchase(brandId: string, transactionId: string) {
+    return this.deps.db
+      .selectFrom('ledger_events as l')
+      .select(['amount', 'currency', ...ATTRIBUTION_COLUMNS, 'click_token'])
+      .where('brand_id', '=', brandId)
+      .where('event_type', '=', 'purchase')
+      .where('transaction_id', '=', transactionId)
+      .where('verified', '=', false)
+      .where(sql<boolean>`NOT ${superseded('l')}`)
+      .executeTakeFirst();
+  }
+
+  private async recordedRow(brandId: string, eventType: LedgerEventType, transactionId: string) {
+    return this.deps.db
       .selectFrom('ledger_events')
       .select('id')
       .where('brand_id', '=', brandId)
-      .where('event_type', '=', event.eventType)
-      .where('transaction_id', '=', event.transactionId!)
-      .executeTakeFirstOrThrow();
+      .where('event_type', '=', eventType)
+      .where('transaction_id', '=', transactionId)
+      // The row that counts first: the verified one.
+      .orderBy('verified', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  private async recordedId(brandId: string, event: NormalizedEvent): Promise<string> {
+    const row = await this.recordedRow(brandId, event.eventType, event.transactionId!);
+    if (!row) throw new Error('ledger: a duplicate without a recorded row');
     return row.id;
   }
 }
 
-type NormalizedEvent = Omit<LedgerDraft, 'refundOf'> & { refundOf: string[] };
+type NormalizedEvent = Omit<LedgerDraft, 'refundOf'> & { refundOf: string[]; verified: boolean };
 
 /**
- * The ledger's invariants, whatever the source: transaction ids trimmed and cut to 128
- * characters, amounts to 4 decimals, refunds negative, trials free, and only provider
- * webhooks may mark sandbox rows (the pixel and the SDK are always live).
+ * The ledger's invariants, whatever the source: transaction ids trimmed (never cut: at most 128
+ * characters), amounts to 4 decimals, refunds negative, trials free, only provider webhooks
+ * write verified rows and may mark sandbox rows (the pixel and the SDK are always live).
  */
 function normalize(draft: LedgerDraft): NormalizedEvent {
-  const transactionId = cut(draft.transactionId, MAX_TRANSACTION_ID);
-  // Sources refuse such amounts first; this keeps one from failing a whole batched insert.
+  const transactionId = draft.transactionId?.trim() || null;
+  // Sources refuse such values first; this keeps one from failing a whole batched insert.
+  if (transactionId && transactionId.length > MAX_TRANSACTION_ID) throw new RangeError('ledger transaction_id over 128 characters');
   if (!isRecordableAmount(draft.amount)) throw new RangeError(`ledger amount out of range: ${draft.amount}`);
   const amount = Math.round(draft.amount * 10_000) / 10_000;
   return {
@@ -188,7 +286,8 @@ function normalize(draft: LedgerDraft): NormalizedEvent {
     clickToken: cut(draft.clickToken, 256),
     code: cut(draft.code, 64),
     amount: draft.eventType === 'refund' ? -Math.abs(amount) : draft.eventType === 'trial' ? 0 : amount,
-    sandbox: draft.source === 'pixel' || draft.source === 'sdk' ? false : draft.sandbox,
+    verified: isVerifiedSource(draft.source),
+    sandbox: isVerifiedSource(draft.source) ? draft.sandbox : false,
     refundOf: (draft.refundOf ?? [transactionId]).filter((t): t is string => !!t),
   };
 }

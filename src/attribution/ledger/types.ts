@@ -29,8 +29,25 @@ export const EARLIEST_INSTANT = Date.UTC(1970, 0, 1);
 export const LATEST_INSTANT = Date.UTC(2100, 0, 1);
 export const isRecordableInstant = (ms: number) => ms >= EARLIEST_INSTANT && ms < LATEST_INSTANT;
 
-/** Amounts the ledger's numeric(18, 4) column holds. */
-export const isRecordableAmount = (amount: number) => Number.isFinite(amount) && Math.abs(amount) < 1e14;
+/** The largest amount, in major units, a ledger row carries either way, whatever its source (docs/api.md, docs/webhooks.md). */
+export const MAX_LEDGER_AMOUNT = 1_000_000_000;
+
+/** Amounts the ledger records: finite, at most a billion major units either way. */
+export const isRecordableAmount = (amount: number) => Number.isFinite(amount) && Math.abs(amount) <= MAX_LEDGER_AMOUNT;
+
+/** Rows a provider webhook writes are verified; the pixel's and the SDKs' are public. */
+export const isVerifiedSource = (source: LedgerSource): boolean => source !== 'pixel' && source !== 'sdk';
+
+/**
+ * A public refund the ledger cannot take: no public purchase of its transaction that still
+ * counts, or an amount beyond that purchase's (docs/api.md, "Refunds"). Nothing is recorded.
+ */
+export class RefundRefused extends Error {
+  readonly code = 'invalid_refund';
+  constructor() {
+    super('invalid_refund');
+  }
+}
 
 /**
  * Whether a draft can be stored as it is: its instant and amount are recordable and no text
@@ -39,6 +56,8 @@ export const isRecordableAmount = (amount: number) => Number.isFinite(amount) &&
  */
 export function isRecordableDraft(draft: LedgerDraft): boolean {
   if (!isRecordableInstant(draft.occurredAt.getTime()) || !isRecordableAmount(draft.amount)) return false;
+  // Never cut: two transactions sharing their first 128 characters would merge.
+  if (draft.transactionId !== null && draft.transactionId.trim().length > MAX_TRANSACTION_ID) return false;
   const texts = [draft.transactionId, draft.externalUserId, draft.clickToken, draft.code, ...(draft.refundOf ?? [])];
   return texts.every((text) => text === null || isStorableText(text));
 }
@@ -46,7 +65,7 @@ export function isRecordableDraft(draft: LedgerDraft): boolean {
 /** What a source knows of one conversion, before attribution is resolved. */
 export type LedgerDraft = {
   eventType: LedgerEventType;
-  /** Deduplication key with (brand, eventType); at most 128 characters. Null: never deduplicated. */
+  /** Deduplication key with (brand, eventType, verified); at most 128 characters, never cut. Null: never deduplicated. */
   transactionId: string | null;
   /** The brand's user id, or an install ID (which lets a purchase inherit the install's attribution). */
   externalUserId: string | null;
@@ -74,9 +93,9 @@ export type ResolutionMethod = 'click' | 'code' | 'clipboard' | 'ip' | 'unattrib
 export type RecordOutcome = { id: string; duplicate: boolean };
 
 /**
- * Records one ledger event: decides `duplicate` at once on (brand, event_type, transaction_id),
- * attributes it, keeps the row in Postgres until ClickHouse has it and queues the fact
- * (./record.ts).
+ * Records one ledger event: decides `duplicate` at once on (brand, event_type, transaction_id)
+ * (a verified row supersedes a public one), attributes it, keeps the row in Postgres until
+ * ClickHouse has it and queues the fact (./record.ts). A public refund may throw RefundRefused.
  */
 export type RecordLedgerEvent = (brandId: string, draft: LedgerDraft) => Promise<RecordOutcome>;
 

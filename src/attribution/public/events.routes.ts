@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
-import { EVENT_TYPES, MAX_TRANSACTION_ID, toCurrency } from '../ledger/types';
+import { EVENT_TYPES, MAX_LEDGER_AMOUNT, MAX_TRANSACTION_ID, RefundRefused, toCurrency } from '../ledger/types';
 import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, publicErrors, refuse } from './body';
 import type { PublicDeps } from './deps';
 
@@ -11,9 +11,6 @@ const money = z
   .pipe(z.number().finite())
   .nullish();
 
-/** CONTRACT 10: the largest amount, in major units, a public event may carry either way. */
-const MAX_PUBLIC_AMOUNT = 1_000_000_000;
-
 /**
  * The amount in major units (`amount` first, else `amount_cents` / 100, else 0), or 422
  * invalid_amount: beyond a billion either way, or negative on anything but a refund (a pixel
@@ -21,7 +18,7 @@ const MAX_PUBLIC_AMOUNT = 1_000_000_000;
  */
 function eventAmount(input: { event_type: string; amount?: number | null; amount_cents?: number | null }): number {
   const amount = input.amount ?? (input.amount_cents ?? 0) / 100;
-  if (Math.abs(amount) > MAX_PUBLIC_AMOUNT || (amount < 0 && input.event_type !== 'refund')) throw refuse(422, 'invalid_amount');
+  if (Math.abs(amount) > MAX_LEDGER_AMOUNT || (amount < 0 && input.event_type !== 'refund')) throw refuse(422, 'invalid_amount');
   return amount;
 }
 
@@ -40,8 +37,8 @@ const eventBody = z.object({
     .transform((v) => (v === 'sdk' ? 'sdk' : 'pixel')),
   click_token: optionalText(256),
   code: optionalText(64),
-  // Cut to 128 characters like install IDs: a pixel cannot act on a refusal, and losing the purchase is worse.
-  transaction_id: optionalId(MAX_TRANSACTION_ID),
+  // Never cut (422 invalid_transaction_id): two orders sharing their first 128 characters would merge.
+  transaction_id: optionalId(Number.MAX_SAFE_INTEGER).refine((v) => v === null || v.length <= MAX_TRANSACTION_ID, 'at most 128 characters'),
   external_user_id: optionalId(256),
   amount: money,
   amount_cents: money,
@@ -65,12 +62,17 @@ export const eventRoutes = ({ pixelKeys, ledger }: Pick<PublicDeps, 'pixelKeys' 
     public: true,
     body: eventBody,
     bodyLimit: PUBLIC_BODY_LIMIT,
-    responses: { 200: { description: '{ok: true, duplicate}' }, 403: errorSchema('invalid_pixel_key'), ...publicErrors },
+    responses: {
+      200: { description: '{ok: true, duplicate}' },
+      403: errorSchema('invalid_pixel_key'),
+      ...publicErrors,
+      422: errorSchema('invalid_request, invalid_<field> (invalid_amount, invalid_transaction_id, ...), or invalid_refund'),
+    },
     async handler({ req }) {
       const body = bodyObject(req.body);
       const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
       const input = parseFields(eventBody, body, { amount_cents: 'invalid_amount' }); // 422 invalid_event_type, invalid_amount, ...
-      const { duplicate } = await ledger.record(brand.id, {
+      const recorded = ledger.record(brand.id, {
         eventType: input.event_type,
         transactionId: input.transaction_id,
         externalUserId: input.external_user_id,
@@ -81,6 +83,10 @@ export const eventRoutes = ({ pixelKeys, ledger }: Pick<PublicDeps, 'pixelKeys' 
         code: input.code,
         sandbox: false, // the SDK endpoint has no sandbox flag: pixel and SDK events are live
         occurredAt: input.occurred_at,
+      });
+      // A refund only against a public purchase that still counts, at most its amount (docs/api.md, "Refunds").
+      const { duplicate } = await recorded.catch((err: unknown) => {
+        throw err instanceof RefundRefused ? refuse(422, err.code) : err;
       });
       return { ok: true, duplicate };
     },

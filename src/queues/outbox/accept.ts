@@ -33,6 +33,8 @@ type AcceptedTable<Row> = {
   returning: readonly string[];
   /** A CTE body run over the new rows (`recorded`) in the same statement, with the columns it reads of them (e.g. counting credited codes). */
   alongside?: { reads: readonly string[]; cte: RawBuilder<unknown> };
+  /** The query inserted, from the batch's rows (a SELECT of `columns`): default the rows as given. */
+  select?: (rows: RawBuilder<Row>) => RawBuilder<unknown>;
 };
 
 /**
@@ -53,7 +55,7 @@ export class AcceptedRows<Row extends { id: string }, Filled extends { recorded_
       spec.columns,
       (rows) => sql`
         WITH recorded AS (
-          INSERT INTO ${sql.table(spec.table)} (${refs(spec.columns)}) ${rows}
+          INSERT INTO ${sql.table(spec.table)} (${refs(spec.columns)}) ${spec.select ? spec.select(rows) : rows}
           ON CONFLICT (${refs(spec.key)}) DO NOTHING
           RETURNING ${recorded}
         ),
