@@ -80,7 +80,7 @@ describe('npm start', () => {
 
     // Restart; wait until the queue is empty, stop again, then count in ClickHouse.
     const second = await start();
-    const redis = new Redis('redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+    const redis = new Redis(env.REDIS_URL, { maxRetriesPerRequest: null });
     const queue = new Queue('placements', { connection: redis, prefix: env.QUEUE_PREFIX });
     await eventually(
       () => queue.getJobCounts('waiting', 'active', 'delayed'),
@@ -122,7 +122,7 @@ describe('npm start', () => {
 describe('a service given a Redis database its server does not have', () => {
   it('stops at once with one line naming REDIS_URL, instead of running in database 0', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-redis99-'));
-    const redisUrl = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    const redisUrl = new URL(env.REDIS_URL);
     redisUrl.pathname = '/99';
     const prefix = `svcr99_${Date.now()}`;
     const spawnEnv = { ...env, DATA_DIR: dataDir, REDIS_URL: redisUrl.toString(), QUEUE_PREFIX: prefix };
@@ -133,8 +133,8 @@ describe('a service given a Redis database its server does not have', () => {
     });
     expect(await exited(child)).toBe(1);
     expect(stderr.trim()).toBe('Invalid configuration: REDIS_URL names database 99, which this Redis server does not have (its "databases" setting)');
-    // Asked before any other connection opened: nothing of this service landed in database 0.
-    redisUrl.pathname = '';
+    // Asked before any other connection opened: nothing of this service landed in the tests' database.
+    redisUrl.pathname = new URL(env.REDIS_URL).pathname;
     const redis = new Redis(redisUrl.toString());
     expect(await redis.keys(`${prefix}:*`)).toEqual([]);
     await redis.quit();

@@ -8,25 +8,32 @@ import { startWorkers } from '../../workers';
 import { OutboxSweeper } from '../../src/queues/outbox/sweeper';
 import { OUTBOXES } from '../../workers/writers';
 import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../helpers/harness';
+import { PrivateRedis } from '../helpers/private-redis';
 import { type AttributionBrand, attributionBrand, click, postPublic, uniqueId } from './public/setup';
 
 /**
  * Failure cases of docs/ingestion.md against real Redis, Postgres and chDB: every
- * accepted install and ledger event reaches ClickHouse exactly once. This file owns
- * Redis db 11 (it empties it); no other test uses that index.
+ * accepted install and ledger event reaches ClickHouse exactly once. Redis losing its data
+ * is a FLUSHALL, so this file runs on a redis-server of its own, never the tests' shared one.
  */
-const REDIS_URL = 'redis://127.0.0.1:6379/11';
+let redisServer: PrivateRedis;
+let REDIS_URL: string;
 
 let t: TestService;
 let acme: AttributionBrand;
 let sweeper: OutboxSweeper;
 beforeAll(async () => {
+  redisServer = await PrivateRedis.start();
+  REDIS_URL = redisServer.url;
   t = await startTestService({ workers: false, env: { REDIS_URL } });
   acme = await attributionBrand(t, 'Acme');
   // Swept on demand, without a grace period, so each case runs in seconds.
   sweeper = new OutboxSweeper({ ...t.services, outboxes: OUTBOXES }, { graceMs: 0, resendAfterMs: 0 });
 });
-afterAll(async () => destroyTestService(t));
+afterAll(async () => {
+  await destroyTestService(t);
+  await redisServer.kill();
+});
 
 function runWorkers() {
   t.workers ??= startWorkers({
@@ -172,8 +179,8 @@ describe('ingestion durability', () => {
 
     const redis = new Redis(REDIS_URL);
     try {
-      expect(redis.options.db).toBe(11); // never any other index
-      await redis.flushdb();
+      expect(redis.options.port).toBe(redisServer.port); // this file's own server, never the shared one
+      await redis.flushall();
     } finally {
       await redis.quit();
     }

@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { startWorkers, type Workers } from '../../workers';
+import { webhookWorkerOptions } from '../../workers/webhook-delivery';
 import { buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { dropDatabase, ensureDatabase } from '../../src/db/database';
@@ -14,6 +15,7 @@ import { createLogger } from '../../src/logger';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { closeServices, createServices, migrate, type Services } from '../../src/services';
 import { testDatabaseUrl } from './test-postgres';
+import { testRedisUrl } from './test-redis';
 
 /**
  * One isolated service per test file: its own Postgres database, Redis key prefix and
@@ -71,7 +73,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
     loadConfig({
       ...isolatedEnv('test'),
       NODE_ENV: 'test',
-      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_URL: testRedisUrl,
       DATA_DIR: processDataDir,
       PUBLIC_BASE_URL: 'http://svc.test',
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -105,6 +107,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
         warehouse: services.warehouse,
         db: services.db,
         log,
+        webhooks: webhookWorkerOptions(config),
       });
     },
     async stopWorkers() {

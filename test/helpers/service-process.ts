@@ -8,6 +8,7 @@ import { signAdminToken } from '../../src/http/admin-auth';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { isolatedEnv } from './harness';
 import { START_NODE_FLAGS } from './start-flags';
+import { testRedisUrl } from './test-redis';
 
 /** `npm start`'s command, run in place: Node with its flags and tsx on src/main.ts. */
 export const SERVICE_COMMAND = [process.execPath, ...START_NODE_FLAGS, '--import', 'tsx', 'src/main.ts', 'all'];
@@ -56,12 +57,13 @@ export function serviceProcessEnv(name: string, extra: Record<string, string> = 
     DATA_DIR: mkdtempSync(join(tmpdir(), `svc-${name}-`)),
     DEMO: '0',
     LOG_LEVEL: 'warn',
+    REDIS_URL: testRedisUrl,
     ...extra,
   };
   const admin = { authorization: `Bearer ${signAdminToken(env.ADMIN_JWT_SECRET)}`, 'content-type': 'application/json' };
   const remove = async () => {
     await dropDatabase(env.DATABASE_URL);
-    const redis = new Redis('redis://127.0.0.1:6379');
+    const redis = new Redis(env.REDIS_URL);
     await deleteKeysByPrefix(redis, env.QUEUE_PREFIX);
     await redis.quit();
     rmSync(env.DATA_DIR, { recursive: true, force: true });

@@ -3,9 +3,10 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BUSY_ROWS, FactQueues, lingerMs } from '../../src/queues/queues';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { isolatedEnv, sleep } from '../helpers/harness';
+import { testRedisUrl } from '../helpers/test-redis';
 
 const { QUEUE_PREFIX: prefix } = isolatedEnv('queues');
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const redis = new Redis(testRedisUrl);
 afterAll(async () => {
   await deleteKeysByPrefix(redis, prefix);
   await redis.quit();

@@ -9,6 +9,7 @@ import { FactQueues } from '../../src/queues/queues';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
 import { createWarehouse } from '../../src/warehouse/clickhouse';
 import { eventually, isolatedEnv } from '../helpers/harness';
+import { testRedisUrl } from '../helpers/test-redis';
 
 /**
  * The workers' thread dies of an uncaught error while it holds a batch of clicks. The
@@ -22,7 +23,7 @@ const env = {
   ...process.env,
   ...isolatedEnv('thread'),
   NODE_ENV: 'test',
-  REDIS_URL: 'redis://127.0.0.1:6379',
+  REDIS_URL: testRedisUrl,
   DATA_DIR: dataDir,
   LOG_LEVEL: 'silent',
 };
