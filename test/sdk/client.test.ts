@@ -42,30 +42,46 @@ afterEach(() => {
 });
 
 describe('module-level API', () => {
-  it('getInstallId() before configure throws synchronously; trackInstall and trackPurchase resolve null and false', async () => {
+  it('getInstallId() before configure throws synchronously; the other calls resolve null or false', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
     const sent = stubFetch();
     expect(() => sdk.getInstallId()).toThrow(/before configure/);
     await expect(sdk.trackInstall({ readClipboard: true })).resolves.toBeNull();
     await expect(sdk.trackPurchase({ transactionId: 't', amount: 1, currency: 'USD' })).resolves.toBe(false);
+    await expect(sdk.getAttribution()).resolves.toBeNull();
+    await expect(sdk.wouldReadClipboard()).resolves.toBe(false);
+    await expect(sdk.trackOpen('https://maya.link/app')).resolves.toBeNull();
     expect(sent).toEqual([]);
-    expect(warn).toHaveBeenCalledTimes(2);
+    expect(warn).toHaveBeenCalledTimes(5);
     warn.mockRestore();
   });
 
   it('configure() returns the default client that the module functions use', async () => {
-    const sent = stubFetch((req) => (req.path.endsWith('/installs') ? Response.json({ ok: true, duplicate: false, install: { install_id: req.body.install_id } }, { status: 201 }) : Response.json({ ok: true, duplicate: false })));
+    const open = { click_token: 'svc_open', deep_link: '/recipes/42', link: { id: 1, domain: 'maya.link', slug: 'app' } };
+    const sent = stubFetch((req) =>
+      req.path.endsWith('/installs')
+        ? Response.json({ ok: true, duplicate: false, install: { install_id: req.body.install_id, deep_link: '/recipes/42' } }, { status: 201 })
+        : req.path.endsWith('/opens')
+          ? Response.json(open)
+          : Response.json({ ok: true, duplicate: false }),
+    );
     const storage = memoryStorage();
-    const configured = sdk.configure({ pixelKey: 'pk_default', platform: 'android', endpoint: ENDPOINT, storage });
+    const configured = sdk.configure({ pixelKey: 'pk_default', platform: 'android', endpoint: ENDPOINT, storage, clipboard: { getString: async () => '' } });
     const id = await sdk.getInstallId();
     expect(id).toMatch(UUID_V4);
     expect(await configured.getInstallId()).toBe(id);
+    expect(await sdk.wouldReadClipboard()).toBe(true);
     expect((await sdk.trackInstall())?.install.install_id).toBe(id);
+    expect(await sdk.wouldReadClipboard()).toBe(false);
+    expect((await sdk.getAttribution())?.install.deep_link).toBe('/recipes/42');
     expect(await sdk.trackPurchase({ transactionId: 'tx', amount: 1, currency: 'USD' })).toBe(true);
+    expect(await sdk.trackOpen('https://maya.link/app')).toEqual(open);
     expect(sent.map((s) => [s.path, s.body.pixel_key, s.body.platform ?? s.body.external_user_id])).toEqual([
       ['/api/public/attribution/installs', 'pk_default', 'android'],
       ['/api/public/attribution/events', 'pk_default', id],
+      ['/api/public/attribution/opens', 'pk_default', 'android'],
     ]);
+    expect(sent[2]!.body).toEqual({ pixel_key: 'pk_default', url: 'https://maya.link/app', install_id: id, platform: 'android' });
     expect(storage.map.get('svc_install_id')).toBe(id);
   });
 
@@ -154,18 +170,20 @@ describe('timeouts', () => {
     expect(logs.some((m) => m.includes('the install is not reported this launch'))).toBe(true);
   });
 
-  it('gives up on a clipboard read after 30 s (a paste prompt left unanswered): the install goes without a token, and the purchase after it', async () => {
+  it('gives up on a clipboard read after 30 s (a paste prompt left unanswered): the install goes without a token, and the purchase made meanwhile right after it', async () => {
     vi.useFakeTimers();
     const sent = stubFetch(({ path }) => Response.json({ ok: true, duplicate: false, ...(path.endsWith('/installs') ? { install: {} } : {}) }, { status: 201 }));
-    const { c, logs } = client({ clipboard: { getString: () => new Promise<string>(() => undefined) } });
+    const { c, logs, storage } = client({ clipboard: { getString: () => new Promise<string>(() => undefined) } });
     const install = c.trackInstall({ readClipboard: true });
-    const purchase = c.trackPurchase({ transactionId: 'after-prompt', amount: 2, currency: 'USD' });
+    // The purchase waits for the install in storage, and says so at once.
+    await expect(c.trackPurchase({ transactionId: 'after-prompt', amount: 2, currency: 'usd' })).resolves.toBe(false);
+    expect(JSON.parse(storage.map.get('svc_pending_purchases')!)).toMatchObject([{ transaction_id: 'after-prompt', currency: 'USD' }]);
     await vi.advanceTimersByTimeAsync(29_999);
     expect(sent).toHaveLength(0);
     await vi.advanceTimersByTimeAsync(1);
     await expect(install).resolves.toEqual({ ok: true, duplicate: false, install: {} });
-    await expect(purchase).resolves.toBe(true);
     expect(sent.map((r) => r.path)).toEqual(['/api/public/attribution/installs', '/api/public/attribution/events']);
+    expect(storage.map.get('svc_pending_purchases')).toBe('[]');
     expect(sent[0]!.body).not.toHaveProperty('clipboard_token');
     expect(logs.some((m) => m.includes('clipboard: cannot read it'))).toBe(true);
   });
@@ -243,7 +261,7 @@ describe('purchases', () => {
     expect(logs.some((m) => m.includes('dropped tx-1'))).toBe(true);
   });
 
-  it('a purchase made while the install is being reported is sent after it (so it can inherit its attribution)', async () => {
+  it('a purchase made while the install is being reported resolves false at once, stored, and is sent right after the install (so it inherits its attribution)', async () => {
     let releaseInstall!: () => void;
     const sent = stubFetch(async (req) => {
       if (req.path.endsWith('/installs')) {
@@ -254,14 +272,20 @@ describe('purchases', () => {
       }
       return Response.json({ ok: true, duplicate: false });
     });
-    const { c } = client();
+    const { c, storage } = client();
     const install = c.trackInstall();
-    const purchase = c.trackPurchase({ transactionId: 'early', amount: 3, currency: 'USD' });
     await vi.waitFor(() => expect(sent).toHaveLength(1));
+    // The install request is in flight: the purchase is stored, not sent.
+    expect(await c.trackPurchase({ transactionId: 'early', amount: 3, currency: 'USD' })).toBe(false);
+    expect(JSON.parse(storage.map.get('svc_pending_purchases')!)).toMatchObject([{ transaction_id: 'early' }]);
+    expect(sent).toHaveLength(1);
     releaseInstall();
-    expect(await purchase).toBe(true);
     await install;
     expect(sent.map((s) => s.path)).toEqual(['/api/public/attribution/installs', '/api/public/attribution/events']);
+    expect(sent[1]!.body.external_user_id).toBe(await c.getInstallId());
+    expect(storage.map.get('svc_pending_purchases')).toBe('[]');
+    // Reported now: the next purchase goes at once.
+    expect(await c.trackPurchase({ transactionId: 'later', amount: 3, currency: 'USD' })).toBe(true);
   });
 
   it('concurrent purchases each send once, in order', async () => {
@@ -269,6 +293,76 @@ describe('purchases', () => {
     const { c } = client({ initial: REPORTED });
     const results = await Promise.all(['a', 'b', 'c', 'a'].map((transactionId) => c.trackPurchase({ transactionId, amount: 1, currency: 'USD' })));
     expect(results).toEqual([true, true, true, true]);
-    expect(sent.map((s) => s.body.transaction_id)).toEqual(['a', 'b', 'c', 'a']);
+    expect(sent.map((s) => s.body.transaction_id)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a currency outside USD, CAD, EUR, GBP and AUD is refused: logged, false, nothing stored or sent', async () => {
+    const sent = stubFetch();
+    const { c, logs, storage } = client();
+    for (const currency of ['JPY', 'usd2', 'US D', 'XAU']) expect(await c.trackPurchase({ transactionId: `tx-${currency}`, amount: 1200, currency })).toBe(false);
+    expect(sent).toEqual([]);
+    expect([...storage.map.keys()]).toEqual([]);
+    expect(logs.filter((m) => m.includes('convert it first'))).toHaveLength(4);
+    expect(sdk.CURRENCIES).toEqual(['USD', 'CAD', 'EUR', 'GBP', 'AUD']);
+  });
+
+  it('an app that never calls trackInstall keeps its purchases waiting, up to the bound (logged)', async () => {
+    const sent = stubFetch();
+    const { c, logs, storage } = client();
+    expect(await c.trackPurchase({ transactionId: 'waiting', amount: 1, currency: 'CAD' })).toBe(false);
+    expect(sent).toEqual([]);
+    expect(JSON.parse(storage.map.get('svc_pending_purchases')!)).toHaveLength(1);
+    expect(logs.some((m) => m.includes('waits for the install'))).toBe(true);
+  });
+});
+
+describe('clipboard, attribution and opens', () => {
+  it('a hasString that fails or never answers means no read (no paste prompt), logged', async () => {
+    vi.useFakeTimers();
+    stubFetch(() => Response.json({ ok: true, duplicate: false, install: {} }, { status: 201 }));
+    const getString = vi.fn(async () => 'svc_token');
+    const failing = client({ clipboard: { getString, hasString: () => Promise.reject(new Error('denied')) } });
+    expect(await failing.c.wouldReadClipboard()).toBe(false);
+    await failing.c.trackInstall({ readClipboard: true });
+    const hanging = client({ clipboard: { getString, hasString: () => new Promise<boolean>(() => undefined) } });
+    const would = hanging.c.wouldReadClipboard();
+    await vi.advanceTimersByTimeAsync(sdk.CLIPBOARD_TIMEOUT_MS);
+    await expect(would).resolves.toBe(false);
+    expect(getString).not.toHaveBeenCalled();
+    expect(failing.logs.some((m) => m.includes('cannot ask whether it holds text'))).toBe(true);
+  });
+
+  it('getAttribution waits for an install being reported, and is null for a stored answer that is not an install answer', async () => {
+    let release!: () => void;
+    stubFetch(async () => {
+      await new Promise<void>((r) => {
+        release = r;
+      });
+      return Response.json({ ok: true, duplicate: false, install: { deep_link: '/x' } }, { status: 201 });
+    });
+    const { c } = client();
+    const install = c.trackInstall();
+    const attribution = c.getAttribution();
+    await vi.waitFor(() => expect(release).toBeTypeOf('function'));
+    release();
+    expect(await attribution).toEqual({ ok: true, duplicate: false, install: { deep_link: '/x' } });
+    await install;
+    const broken = client({ initial: { ...REPORTED, svc_install_answer: '{"ok":true}' } });
+    expect(await broken.c.getAttribution()).toBeNull();
+    const garbage = client({ initial: { ...REPORTED, svc_install_answer: '<html>' } });
+    expect(await garbage.c.getAttribution()).toBeNull();
+  });
+
+  it('trackOpen never rejects: a blank url, no fetch, a request that never answers (10 s) all resolve null, and nothing is stored', async () => {
+    const { c, storage } = client({ initial: REPORTED });
+    expect(await c.trackOpen('  ')).toBeNull();
+    vi.stubGlobal('fetch', undefined);
+    expect(await c.trackOpen('https://maya.link/app')).toBeNull();
+    vi.useFakeTimers();
+    vi.stubGlobal('fetch', () => new Promise(() => undefined));
+    const open = c.trackOpen('https://maya.link/app');
+    await vi.advanceTimersByTimeAsync(sdk.REQUEST_TIMEOUT_MS);
+    await expect(open).resolves.toBeNull();
+    expect(Object.fromEntries(storage.map)).toEqual(REPORTED);
   });
 });

@@ -10,10 +10,10 @@ import type { SvcClient, SvcConfig } from '../../sdk/react-native/src/index';
 export const VECTORS_DIR = new URL('../../sdk/vectors/', import.meta.url);
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type Answer = { status: number; body: Json } | { network_error: true };
+type Answer = { status: number; body: Json } | { status: number; text: string } | { network_error: true } | { killed: true };
 type ExpectedRequest = { method: string; path: string; body: Json; answer: Answer };
 type Call = {
-  call: 'trackInstall' | 'trackPurchase' | 'getInstallId';
+  call: 'trackInstall' | 'trackPurchase' | 'getInstallId' | 'getAttribution' | 'wouldReadClipboard' | 'trackOpen';
   args: Json;
   concurrent?: number;
   requests: ExpectedRequest[];
@@ -25,6 +25,7 @@ export type Vector = {
   description: string;
   config: Omit<SvcConfig, 'storage' | 'clipboard' | 'log'>;
   clipboard?: string | { fails: true } | null;
+  clipboard_has_string?: boolean;
   storage: { fails?: true | 'reads' | 'writes'; before: Record<string, Json>; after: Record<string, Json> };
   launches: Call[][];
   clipboard_reads?: number;
@@ -101,14 +102,21 @@ export async function runVector(v: Vector, sdk: Sdk): Promise<string[]> {
     throw new Error('storage unavailable');
   };
   const fails = v.storage.fails;
-  const storage = {
-    getItem: fails === true || fails === 'reads' ? broken : async (key: string) => store.get(key) ?? null,
-    setItem:
-      fails === true || fails === 'writes'
-        ? broken
-        : async (key: string, value: string) => {
-            store.set(key, value);
-          },
+  // Each launch has its own view of the store: once its app is killed, it reads and writes nothing.
+  const storageFor = (launch: { killed: boolean }) => {
+    const dead = async () => {
+      throw new Error('the app was killed');
+    };
+    return {
+      getItem: fails === true || fails === 'reads' ? broken : async (key: string) => (launch.killed ? dead() : (store.get(key) ?? null)),
+      setItem:
+        fails === true || fails === 'writes'
+          ? broken
+          : async (key: string, value: string) => {
+              if (launch.killed) return dead();
+              store.set(key, value);
+            },
+    };
   };
   let clipboardReads = 0;
   const clipboard =
@@ -120,7 +128,11 @@ export async function runVector(v: Vector, sdk: Sdk): Promise<string[]> {
             if (typeof v.clipboard === 'object') throw new Error('clipboard unavailable');
             return v.clipboard as string;
           },
+          ...(v.clipboard_has_string === undefined ? {} : { hasString: async () => v.clipboard_has_string === true }),
         };
+  // Requests left hanging by a killed launch: failed at the end, so that nothing of it outlives the case.
+  const hung: (() => void)[] = [];
+  let onKill: (() => void) | undefined;
   const endpoint = (v.config.endpoint ?? '').replace(/\/+$/, '');
 
   const realFetch = globalThis.fetch;
@@ -137,29 +149,63 @@ export async function runVector(v: Vector, sdk: Sdk): Promise<string[]> {
     if (url !== `${endpoint}${next.path}`) problems.push(`${at}: url ${url}`);
     problems.push(...match(next.body, JSON.parse(init.body), `${at} body`, bound));
     if ('network_error' in next.answer) throw new TypeError('Network request failed');
+    if ('killed' in next.answer) {
+      onKill?.();
+      return new Promise((_resolve, reject) => hung.push(() => reject(new TypeError('Network request failed'))));
+    }
+    if ('text' in next.answer) return new Response(next.answer.text, { status: next.answer.status, headers: { 'content-type': 'text/html' } });
     return new Response(JSON.stringify(fill(next.answer.body, bound)), { status: next.answer.status, headers: { 'content-type': 'application/json' } });
   }) as unknown as typeof fetch;
 
   try {
     for (const [n, launch] of v.launches.entries()) {
       let logs = 0;
-      const client = sdk.createClient({ ...v.config, storage, ...(clipboard ? { clipboard } : {}), log: () => void logs++ });
+      const state = { killed: false };
+      const client = sdk.createClient({ ...v.config, storage: storageFor(state), ...(clipboard ? { clipboard } : {}), log: () => void logs++ });
       for (const [i, call] of launch.entries()) {
         where = `${v.name} launch ${n + 1} call ${i + 1} ${call.call}`;
+        if (state.killed) {
+          problems.push(`${where}: a call after the app was killed`);
+          break;
+        }
         expected = [...call.requests];
         logs = 0;
         const invoke = (): Promise<unknown> => {
-          if (call.call === 'getInstallId') return client.getInstallId();
-          if (call.call === 'trackInstall') return client.trackInstall(call.args as never);
-          return client.trackPurchase(call.args as never);
+          const args = call.args as Record<string, unknown>;
+          switch (call.call) {
+            case 'getInstallId':
+              return client.getInstallId();
+            case 'getAttribution':
+              return client.getAttribution();
+            case 'wouldReadClipboard':
+              return client.wouldReadClipboard();
+            case 'trackOpen':
+              return client.trackOpen(args?.url as string);
+            case 'trackInstall':
+              return client.trackInstall(call.args as never);
+            default:
+              return client.trackPurchase(call.args as never);
+          }
         };
-        const results = await Promise.all(Array.from({ length: call.concurrent ?? 1 }, invoke));
+        // A request answered `killed` ends the launch there: the call never settles, its result is not checked.
+        const killed = new Promise<'killed'>((resolve) => {
+          onKill = () => {
+            state.killed = true;
+            resolve('killed');
+          };
+        });
+        const results = await Promise.race([Promise.all(Array.from({ length: call.concurrent ?? 1 }, invoke)), killed]);
+        onKill = undefined;
         if (expected.length > 0) problems.push(`${where}: requests not made: ${expected.map((r) => r.path).join(', ')}`);
+        if (results === 'killed') continue;
         for (const result of results) problems.push(...match(call.result, result, `${where} result`, bound));
         if (call.logged !== undefined && call.logged !== logs > 0) problems.push(`${where}: expected logged ${call.logged}, ${logs} messages`);
       }
     }
   } finally {
+    for (const fail of hung) fail();
+    // Lets a killed launch's calls end (against a storage that is gone) before fetch is restored.
+    await new Promise((resolve) => setTimeout(resolve, 0));
     globalThis.fetch = realFetch;
   }
   const after: Record<string, unknown> = {};

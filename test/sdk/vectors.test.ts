@@ -19,6 +19,22 @@ describe('sdk/vectors: every behaviour case against the React Native SDK (stub f
       'purchase-retry-after-failure',
       'sandbox',
       'storage-failure',
+      'purchase-before-install',
+      'purchase-waits-for-pending-install',
+      'killed-during-install',
+      'killed-during-purchase',
+      'kept-on-404-and-408',
+      'dropped-on-400-and-413',
+      'captive-portal',
+      'gateway-empty-answer',
+      'currency-refused',
+      'attribution-kept',
+      'deep-link-in-answer',
+      'pasted-text',
+      'would-read-clipboard',
+      'clipboard-empty',
+      'open',
+      'open-failures',
     ]) {
       expect(names).toContain(name);
     }
@@ -44,6 +60,55 @@ describe('sdk/vectors: every behaviour case against the React Native SDK (stub f
     const purchase = structuredClone(vectors.find((v) => v.name === 'purchase')!);
     purchase.launches[0]![1]!.requests = [];
     expect((await runVector(purchase, sdk)).some((p) => p.includes('unexpected request POST https://svc.test/api/public/attribution/events'))).toBe(true);
+  });
+
+  it('every case decodes as the Swift runner reads it: each call has call, requests and result; each request method, path, body and answer; a status is an integer', () => {
+    for (const v of vectors) {
+      expect(typeof v.description, v.name).toBe('string');
+      expect(typeof v.config.endpoint, v.name).toBe('string');
+      for (const launch of v.launches) {
+        for (const call of launch) {
+          expect(Object.keys(call), v.name).toEqual(expect.arrayContaining(['call', 'requests', 'result']));
+          for (const r of call.requests) {
+            expect(Object.keys(r), v.name).toEqual(expect.arrayContaining(['method', 'path', 'body', 'answer']));
+            if ('status' in r.answer) expect(Number.isInteger(r.answer.status), v.name).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
+  it('the runner ends a launch at a killed request, with the storage as it was when the request was sent', async () => {
+    // A client whose writes during trackInstall land only once it settles (the old rule: stored after the request) fails it.
+    const late: typeof sdk = {
+      ...sdk,
+      createClient: (config) => {
+        const held: [string, string][] = [];
+        let holding = false;
+        const client = sdk.createClient({
+          ...config,
+          storage: {
+            getItem: (key) => config.storage.getItem(key),
+            setItem: async (key, value) => void (holding ? held.push([key, value]) : await config.storage.setItem(key, value)),
+          },
+        });
+        return {
+          ...client,
+          trackInstall: async (options) => {
+            holding = true;
+            try {
+              return await client.trackInstall(options);
+            } finally {
+              holding = false;
+              for (const [key, value] of held.splice(0)) await config.storage.setItem(key, value);
+            }
+          },
+        };
+      },
+    };
+    const killed = vectors.find((v) => v.name === 'killed-during-install')!;
+    expect(await runVector(killed, sdk)).toEqual([]);
+    expect((await runVector(killed, late)).length).toBeGreaterThan(0);
   });
 
   for (const vector of vectors) {

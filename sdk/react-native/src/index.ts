@@ -1,7 +1,7 @@
 /**
  * @svc/react-native: credits an app's installs and purchases to the creator link or code that
- * brought the user (SPEC 4.6, CONTRACT 11). No dependencies: it uses the platform's `fetch`,
- * the storage adapter and the optional clipboard reader it is given, and nothing else.
+ * brought the user, and tells the app where that link pointed (docs/sdk.md). No dependencies: it
+ * uses the platform's `fetch`, the storage adapter and the optional clipboard reader it is given.
  *
  * One file on purpose: it loads as it is under Metro, tsx, Node's type stripping or a bundler.
  */
@@ -17,6 +17,8 @@ export interface StorageAdapter {
 /** `@react-native-clipboard/clipboard`'s shape. */
 export interface ClipboardReader {
   getString(): Promise<string>;
+  /** Asked before every read when present: it shows no paste prompt, and an empty clipboard is then never read. */
+  hasString?(): Promise<boolean>;
 }
 
 export interface SvcConfig {
@@ -40,6 +42,11 @@ export interface TrackInstallOptions {
   readClipboard?: boolean;
   /** A creator code the user typed. */
   code?: string;
+  /**
+   * Text the user pasted (a paste button shows no prompt), used in place of a clipboard read:
+   * sent only when it is a click token. `null` when they chose not to paste.
+   */
+  pastedText?: string | null;
 }
 
 export interface PurchaseInput {
@@ -47,12 +54,12 @@ export interface PurchaseInput {
   transactionId: string;
   /** Major units, e.g. 4.99. */
   amount: number;
-  /** USD, CAD, EUR, GBP or AUD (the service records any other as USD). */
+  /** USD, CAD, EUR, GBP or AUD (trimmed, any case). Any other is refused: convert first, or report through a billing connection. */
   currency: string;
   code?: string;
 }
 
-/** The service's answer to an install (SPEC 4.2). */
+/** The service's answer to an install (docs/api.md, POST /installs), as it answered it. */
 export interface InstallAnswer {
   ok: boolean;
   duplicate: boolean;
@@ -65,16 +72,31 @@ export interface InstallAnswer {
     link: { id: number; domain: string; slug: string } | null;
     code: string | null;
     creator: { id: string; name: string } | null;
+    /** Where the creator's link points inside the app (a path such as `/recipes/42`, or a URL), or null. */
+    deep_link?: string | null;
   };
+}
+
+/** The service's answer to an open (`trackOpen`): the click it recorded and the link's deep link. */
+export interface OpenAnswer {
+  click_token: string;
+  deep_link: string | null;
+  link: { id: number; domain: string; slug: string };
 }
 
 export interface SvcClient {
   /** The install's answer, or null when nothing was sent (already reported, or storage cannot keep the install ID) or sending failed. Never rejects. */
   trackInstall(options?: TrackInstallOptions): Promise<InstallAnswer | null>;
-  /** True once the service has the purchase (now or before), false otherwise. Never rejects. */
+  /** True once the service has the purchase (now or before), false otherwise (false at once while the install is not reported: it waits). Never rejects. */
   trackPurchase(purchase: PurchaseInput): Promise<boolean>;
   /** The install ID (a UUID v4), kept in storage; for this launch only when storage cannot keep it. Never rejects. */
   getInstallId(): Promise<string>;
+  /** The install answer kept from the report (at this launch or an earlier one), or null. Never sends anything. */
+  getAttribution(): Promise<InstallAnswer | null>;
+  /** True when `trackInstall({readClipboard: true})` would read the clipboard now (asking shows no prompt). */
+  wouldReadClipboard(): Promise<boolean>;
+  /** Reports that the app was opened with a creator link's URL; its answer, or null on any failure. Not retried. */
+  trackOpen(url: string): Promise<OpenAnswer | null>;
 }
 
 /** The deployment's public URL, written into `dist/` by `npm pack` from PUBLIC_BASE_URL. */
@@ -84,9 +106,13 @@ export const DEFAULT_ENDPOINT: string = 'http://127.0.0.1:3000';
 export const STORAGE_KEYS = {
   installId: 'svc_install_id',
   installReported: 'svc_install_reported',
+  installAnswer: 'svc_install_answer',
   pendingPurchases: 'svc_pending_purchases',
   pendingInstall: 'svc_pending_install',
 } as const;
+
+/** The currencies the service books; it would book any other as USD, so the SDK refuses it. */
+export const CURRENCIES: readonly string[] = ['USD', 'CAD', 'EUR', 'GBP', 'AUD'];
 
 /** Purchases kept for a later send; past it the oldest is dropped (and logged). */
 export const PENDING_PURCHASES_LIMIT = 100;
@@ -95,7 +121,7 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 export const STORAGE_TIMEOUT_MS = 5_000;
 /**
  * A clipboard read that has not settled by then gives no token. Longer than storage's: the
- * system's paste prompt waits for the user, and until the read ends the install (and any purchase) waits.
+ * system's paste prompt waits for the user, and until the read ends the install waits.
  */
 export const CLIPBOARD_TIMEOUT_MS = 30_000;
 
@@ -103,7 +129,10 @@ export const CLIPBOARD_TIMEOUT_MS = 30_000;
 const CLICK_TOKEN = /^svc_[A-Za-z0-9_-]+$/;
 const INSTALLS_PATH = '/api/public/attribution/installs';
 const EVENTS_PATH = '/api/public/attribution/events';
+const OPENS_PATH = '/api/public/attribution/opens';
 const MAX_TRANSACTION_ID = 128;
+/** Only these answers say the request itself is wrong: the work is dropped. Any other failure keeps it. */
+const DROPPED_STATUSES = new Set([400, 403, 413, 422]);
 
 /** A purchase as kept in `svc_pending_purchases` (a JSON array of these). */
 interface PendingPurchase {
@@ -114,7 +143,7 @@ interface PendingPurchase {
   occurred_at: string;
 }
 
-/** An install that could not be sent yet, as kept in `svc_pending_install` ("" once sent). */
+/** An install that is being sent or could not be sent yet, as kept in `svc_pending_install` ("" once sent). */
 interface PendingInstall {
   occurred_at: string;
   clipboard_token?: string;
@@ -134,8 +163,8 @@ type Globals = {
 };
 const globals = globalThis as unknown as Globals;
 
-/** Outcome of one request: delivered (with the answer), pending (retry later) or refused (drop). */
-type Sent = { kind: 'ok'; status: number; body: unknown } | { kind: 'retry' } | { kind: 'drop' };
+/** Outcome of one request: delivered (the service's answer and its text), pending (retry later) or refused (drop). */
+type Sent = { kind: 'ok'; status: number; body: unknown; text: string } | { kind: 'retry' } | { kind: 'drop' };
 
 /** A UUID v4 from crypto.getRandomValues when the platform has it (crypto.randomUUID is not relied on). */
 export function uuidV4(): string {
@@ -161,6 +190,22 @@ const trimmed = (value: unknown): string | undefined => {
   const t = value.trim();
   return t === '' ? undefined : t;
 };
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The service's install answer: an object with a boolean `ok` and an `install` object (a gateway's `{}` is not). */
+function isInstallAnswer(value: unknown): value is InstallAnswer {
+  return isObject(value) && typeof value.ok === 'boolean' && isObject(value.install);
+}
+
+/** The service's event answer: an object with a boolean `ok`. */
+function isEventAnswer(value: unknown): boolean {
+  return isObject(value) && typeof value.ok === 'boolean';
+}
+
+function isOpenAnswer(value: unknown): value is OpenAnswer {
+  return isObject(value) && typeof value.click_token === 'string' && isObject(value.link);
+}
 
 /** Settles as `work`, or as `onTimeout()` (its value, or its throw) after `ms`; the timer is cleared either way. */
 async function within<T>(work: Promise<T>, ms: number, onTimeout: () => T): Promise<T> {
@@ -253,7 +298,12 @@ export function createClient(config: SvcConfig): SvcClient {
   }
   const getInstallId = async (): Promise<string> => (await installIdentity()).id;
 
-  async function post(path: string, body: Record<string, unknown>): Promise<Sent> {
+  /**
+   * Posts `body`. Only 400, 403, 413 and 422 drop the work; a network error, a timeout and any
+   * other status keep it, and so does a 2xx whose body `isAnswer` does not accept (a captive
+   * portal's page, a gateway's `{}`): sending again is safe, the service deduplicates.
+   */
+  async function post(path: string, body: Record<string, unknown>, isAnswer: (body: unknown) => boolean): Promise<Sent> {
     const fetch = globals.fetch;
     if (typeof fetch !== 'function') {
       log('no global fetch: kept for a later launch');
@@ -270,20 +320,22 @@ export function createClient(config: SvcConfig): SvcClient {
       });
       const text = await res.text();
       if (res.status >= 200 && res.status < 300) {
+        let parsed: unknown;
         try {
-          return { kind: 'ok', status: res.status, body: JSON.parse(text) };
-        } catch (error) {
-          // Sending again is safe: the service deduplicates installs and transactions.
-          log(`${path}: unreadable ${res.status} answer; kept for a later launch`, error);
-          return { kind: 'retry' };
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
         }
-      }
-      if (res.status === 429 || res.status >= 500) {
-        log(`${path}: HTTP ${res.status}; kept for a later launch`);
+        if (isAnswer(parsed)) return { kind: 'ok', status: res.status, body: parsed, text };
+        log(`${path}: HTTP ${res.status} but not the service's answer (${text.slice(0, 100)}); kept for a later launch`);
         return { kind: 'retry' };
       }
-      log(`${path}: refused with HTTP ${res.status} ${text.slice(0, 200)}; not sent again`);
-      return { kind: 'drop' };
+      if (DROPPED_STATUSES.has(res.status)) {
+        log(`${path}: refused with HTTP ${res.status} ${text.slice(0, 200)}; not sent again`);
+        return { kind: 'drop' };
+      }
+      log(`${path}: HTTP ${res.status}; kept for a later launch`);
+      return { kind: 'retry' };
     })();
     try {
       return await within(request, REQUEST_TIMEOUT_MS, (): Sent => {
@@ -300,68 +352,142 @@ export function createClient(config: SvcConfig): SvcClient {
     }
   }
 
-  // Purchases waiting to be sent, loaded once; `storedQueue` is the JSON storage holds.
-  let queue: PendingPurchase[] | undefined;
+  // Purchases waiting to be sent, loaded once and shared by every call of this client.
+  let queueLoad: Promise<PendingPurchase[]> | undefined;
   let storedQueue: string | null = null;
-  async function loadQueue(): Promise<PendingPurchase[]> {
-    if (queue) return queue;
-    storedQueue = await readKey(STORAGE_KEYS.pendingPurchases);
-    queue = [];
-    if (storedQueue !== null) {
+  function loadQueue(): Promise<PendingPurchase[]> {
+    queueLoad ??= (async () => {
+      storedQueue = await readKey(STORAGE_KEYS.pendingPurchases);
+      if (storedQueue === null) return [];
       try {
         const parsed: unknown = JSON.parse(storedQueue);
-        if (Array.isArray(parsed)) queue = parsed.filter(isPendingPurchase);
+        if (Array.isArray(parsed)) return parsed.filter(isPendingPurchase);
       } catch (error) {
         log(`storage: ${STORAGE_KEYS.pendingPurchases} is not JSON; starting an empty queue`, error);
       }
-    }
-    return queue;
+      return [];
+    })();
+    return queueLoad;
   }
 
-  /** Sends the queue in order; stops at the first purchase the service could not take now. */
-  async function flushQueue(): Promise<Set<string>> {
-    const delivered = new Set<string>();
+  // Queue writes run one after another, each writing the queue as it is then: the last one stored
+  // is always the latest queue, however the calls interleave.
+  let queueWrites: Promise<boolean> = Promise.resolve(true);
+  function saveQueue(): Promise<boolean> {
+    const run = queueWrites.then(async () => {
+      const json = JSON.stringify(await loadQueue());
+      if (json === (storedQueue ?? '[]')) return true;
+      const stored = await writeKey(STORAGE_KEYS.pendingPurchases, json);
+      if (stored) storedQueue = json;
+      return stored;
+    });
+    queueWrites = run.catch(() => false);
+    return run;
+  }
+
+  // What the service answered per transaction at this launch: true it has it, false it refused it.
+  const outcomes = new Map<string, boolean>();
+
+  /** Adds a purchase to the queue (once per transaction ID) and stores the queue; false when storage could not keep it. */
+  async function enqueue(purchase: PendingPurchase): Promise<boolean> {
+    const pending = await loadQueue();
+    outcomes.delete(purchase.transaction_id);
+    if (!pending.some((p) => p.transaction_id === purchase.transaction_id)) {
+      pending.push(purchase);
+      while (pending.length > PENDING_PURCHASES_LIMIT) {
+        const dropped = pending.shift()!;
+        log(`more than ${PENDING_PURCHASES_LIMIT} purchases waiting: dropped ${dropped.transaction_id}`);
+      }
+    }
+    return saveQueue();
+  }
+
+  /** Sends the queue in order, each purchase removed once the service has it or refuses it; stops at the first it could not take now. */
+  async function flushQueue(): Promise<void> {
     const pending = await loadQueue();
     while (pending.length > 0) {
       const item = pending[0]!;
-      const outcome = await post(EVENTS_PATH, {
-        pixel_key: config.pixelKey,
-        event_type: 'purchase',
-        source: 'sdk',
-        transaction_id: item.transaction_id,
-        external_user_id: await getInstallId(),
-        amount: item.amount,
-        currency: item.currency,
-        ...(item.code ? { code: item.code } : {}),
-        occurred_at: item.occurred_at,
-      });
+      const currency = normalCurrency(item.currency);
+      let outcome: Sent;
+      if (!currency) {
+        // Left by an earlier version: the service would book it as USD.
+        log(`purchase ${item.transaction_id}: currency ${JSON.stringify(item.currency)} is not one the service books; dropped`);
+        outcome = { kind: 'drop' };
+      } else {
+        outcome = await post(
+          EVENTS_PATH,
+          {
+            pixel_key: config.pixelKey,
+            event_type: 'purchase',
+            source: 'sdk',
+            transaction_id: item.transaction_id,
+            external_user_id: await getInstallId(),
+            amount: item.amount,
+            currency,
+            ...(item.code ? { code: item.code } : {}),
+            occurred_at: item.occurred_at,
+          },
+          isEventAnswer,
+        );
+      }
       if (outcome.kind === 'retry') break;
-      pending.shift();
-      if (outcome.kind === 'ok') delivered.add(item.transaction_id);
+      const at = pending.indexOf(item);
+      if (at >= 0) pending.splice(at, 1);
+      outcomes.set(item.transaction_id, outcome.kind === 'ok');
+      await saveQueue();
     }
-    const json = JSON.stringify(pending);
-    if (json !== (storedQueue ?? '[]')) {
-      await writeKey(STORAGE_KEYS.pendingPurchases, json);
-      storedQueue = json;
-    }
-    return delivered;
+    await saveQueue();
   }
 
-  // Purchase sends run one after another, so a queued purchase is never sent by two calls at once.
-  let purchaseChain: Promise<unknown> = Promise.resolve();
-  function serialized<T>(work: () => Promise<T>): Promise<T> {
-    const run = purchaseChain.then(work, work);
-    purchaseChain = run.catch(() => undefined);
+  // Queue sends run one after another, so a queued purchase is never sent by two calls at once.
+  let sendChain: Promise<unknown> = Promise.resolve();
+  function sendQueue(): Promise<void> {
+    const run = sendChain.then(flushQueue, flushQueue);
+    sendChain = run.catch(() => undefined);
     return run;
   }
 
   let reported = false;
+  let answer: InstallAnswer | null = null;
   let installFlight: Promise<InstallAnswer | null> | undefined;
 
   /** Known reported (in memory, or in storage: any value counts). */
   async function isReported(): Promise<boolean> {
     if (!reported && (await readKey(STORAGE_KEYS.installReported)) !== null) reported = true;
     return reported;
+  }
+
+  /** Asks the clipboard's `hasString` when it has one (no prompt); false when it fails. */
+  async function clipboardHasText(clipboard: ClipboardReader): Promise<boolean> {
+    if (typeof clipboard.hasString !== 'function') return true;
+    try {
+      const has = await within<unknown>(Promise.resolve(clipboard.hasString()), CLIPBOARD_TIMEOUT_MS, () => {
+        throw new Error(`clipboard hasString timed out after ${CLIPBOARD_TIMEOUT_MS} ms`);
+      });
+      return has === true;
+    } catch (error) {
+      log('clipboard: cannot ask whether it holds text', error);
+      return false;
+    }
+  }
+
+  /** The click token on the clipboard, if any; an empty clipboard (per `hasString`) is never read. */
+  async function clipboardToken(): Promise<string | undefined> {
+    const clipboard = config.clipboard;
+    if (!clipboard || typeof clipboard.getString !== 'function') return undefined;
+    if (!(await clipboardHasText(clipboard))) return undefined;
+    try {
+      const text = trimmed(
+        await within<unknown>(Promise.resolve(clipboard.getString()), CLIPBOARD_TIMEOUT_MS, () => {
+          throw new Error(`clipboard getString timed out after ${CLIPBOARD_TIMEOUT_MS} ms`);
+        }),
+      );
+      // Anything but a click token stays on the device: it is never sent nor logged.
+      return text && CLICK_TOKEN.test(text) ? text : undefined;
+    } catch (error) {
+      log('clipboard: cannot read it', error);
+      return undefined;
+    }
   }
 
   async function reportInstall(options: TrackInstallOptions): Promise<InstallAnswer | null> {
@@ -373,55 +499,53 @@ export function createClient(config: SvcConfig): SvcClient {
       log('storage cannot hold the install ID: the install is not reported this launch');
       return null;
     }
-    // An install that failed before is sent again as first tried: its time, token and code.
+    // An install tried before is sent again as first tried: its time, token and code.
     const storedPending = await readKey(STORAGE_KEYS.pendingInstall);
     const before = parsePendingInstall(storedPending);
-    let clipboardToken = before?.clipboard_token;
-    if (!clipboardToken && options.readClipboard === true && config.clipboard && typeof config.clipboard.getString === 'function') {
-      try {
-        const read = Promise.resolve(config.clipboard.getString());
-        const text = trimmed(
-          await within<unknown>(read, CLIPBOARD_TIMEOUT_MS, () => {
-            throw new Error(`clipboard getString timed out after ${CLIPBOARD_TIMEOUT_MS} ms`);
-          }),
-        );
-        // Anything but a click token stays on the device: it is never sent nor logged.
-        if (text && CLICK_TOKEN.test(text)) clipboardToken = text;
-      } catch (error) {
-        log('clipboard: cannot read it', error);
+    let token = before?.clipboard_token;
+    if (!token) {
+      if ('pastedText' in options) {
+        const text = trimmed(options.pastedText);
+        // What the user pasted is used only when it is a click token; anything else stays here.
+        if (text && CLICK_TOKEN.test(text)) token = text;
+      } else if (options.readClipboard === true) {
+        token = await clipboardToken();
       }
     }
     const code = trimmed(options.code) ?? before?.code;
     const pending: PendingInstall = {
       occurred_at: before?.occurred_at ?? new Date().toISOString(),
-      ...(clipboardToken ? { clipboard_token: clipboardToken } : {}),
+      ...(token ? { clipboard_token: token } : {}),
       ...(code ? { code } : {}),
     };
+    // Stored before it is sent: an app killed mid-request still has its click token next launch.
+    const json = JSON.stringify(pending);
+    if (json !== storedPending) await writeKey(STORAGE_KEYS.pendingInstall, json);
     const appVersion = trimmed(config.appVersion);
-    const outcome = await post(INSTALLS_PATH, {
-      pixel_key: config.pixelKey,
-      install_id: id,
-      platform: config.platform,
-      ...(appVersion ? { app_version: appVersion } : {}),
-      occurred_at: pending.occurred_at,
-      ...(pending.clipboard_token ? { clipboard_token: pending.clipboard_token } : {}),
-      ...(pending.code ? { code: pending.code } : {}),
-    });
-    if (outcome.kind === 'retry') {
-      const json = JSON.stringify(pending);
-      if (json !== storedPending) await writeKey(STORAGE_KEYS.pendingInstall, json);
-      return null;
+    const outcome = await post(
+      INSTALLS_PATH,
+      {
+        pixel_key: config.pixelKey,
+        install_id: id,
+        platform: config.platform,
+        ...(appVersion ? { app_version: appVersion } : {}),
+        occurred_at: pending.occurred_at,
+        ...(pending.clipboard_token ? { clipboard_token: pending.clipboard_token } : {}),
+        ...(pending.code ? { code: pending.code } : {}),
+      },
+      isInstallAnswer,
+    );
+    if (outcome.kind === 'retry') return null;
+    // Reported, or refused for good (a wrong pixel key): either way it is never sent again. The
+    // answer is kept first, so that a reported install always has the answer it got.
+    if (outcome.kind === 'ok') {
+      answer = outcome.body as InstallAnswer;
+      await writeKey(STORAGE_KEYS.installAnswer, outcome.text);
     }
-    // Reported, or refused for good (a wrong pixel key): either way it is never sent again.
     reported = true;
     await writeKey(STORAGE_KEYS.installReported, 'true');
-    if (storedPending) await writeKey(STORAGE_KEYS.pendingInstall, '');
-    return outcome.kind === 'ok' && isInstallAnswer(outcome.body) ? outcome.body : null;
-  }
-
-  /** True when an earlier trackInstall could not send the install (it waits in storage). */
-  async function installPending(): Promise<boolean> {
-    return !(await isReported()) && parsePendingInstall(await readKey(STORAGE_KEYS.pendingInstall)) !== null;
+    await writeKey(STORAGE_KEYS.pendingInstall, '');
+    return answer;
   }
 
   function trackInstall(options?: TrackInstallOptions): Promise<InstallAnswer | null> {
@@ -431,10 +555,10 @@ export function createClient(config: SvcConfig): SvcClient {
     }
     installFlight ??= (async () => {
       try {
-        const answer = await reportInstall(options && typeof options === 'object' ? options : {});
-        // Waiting purchases go after the install, so that they can inherit its attribution.
-        if (reported) await serialized(flushQueue);
-        return answer;
+        const result = await reportInstall(options && typeof options === 'object' ? options : {});
+        // Waiting purchases go right after the install, so that they inherit its attribution.
+        if (reported) await sendQueue();
+        return result;
       } catch (error) {
         log('trackInstall failed', error);
         return null;
@@ -452,7 +576,6 @@ export function createClient(config: SvcConfig): SvcClient {
     }
     try {
       const transactionId = trimmed(purchase?.transactionId);
-      const currency = trimmed(purchase?.currency);
       const amount = purchase?.amount;
       if (!transactionId || transactionId.length > MAX_TRANSACTION_ID) {
         log(`trackPurchase: transactionId must be 1 to ${MAX_TRANSACTION_ID} characters; not sent`);
@@ -462,29 +585,81 @@ export function createClient(config: SvcConfig): SvcClient {
         log('trackPurchase: amount must be a finite number; not sent');
         return false;
       }
-      if (!currency) {
+      if (!trimmed(purchase.currency)) {
         log('trackPurchase: currency is required; not sent');
         return false;
       }
+      const currency = normalCurrency(purchase.currency);
+      if (!currency) {
+        log(`trackPurchase: currency ${JSON.stringify(purchase.currency)} is not one of ${CURRENCIES.join(', ')} (the service would book it as USD): convert it first; not sent`);
+        return false;
+      }
       const code = trimmed(purchase.code);
-      // An install being reported, or left pending by an earlier launch, goes first: the
-      // purchase can then inherit its attribution.
-      if (installFlight) await installFlight;
-      else if (await installPending()) await trackInstall();
-      return await serialized(async () => {
-        const pending = await loadQueue();
-        if (!pending.some((p) => p.transaction_id === transactionId)) {
-          pending.push({ transaction_id: transactionId, amount, currency, ...(code ? { code } : {}), occurred_at: new Date().toISOString() });
-          while (pending.length > PENDING_PURCHASES_LIMIT) {
-            const dropped = pending.shift()!;
-            log(`more than ${PENDING_PURCHASES_LIMIT} purchases waiting: dropped ${dropped.transaction_id}`);
-          }
-        }
-        return (await flushQueue()).has(transactionId);
-      });
+      const item: PendingPurchase = { transaction_id: transactionId, amount, currency, ...(code ? { code } : {}), occurred_at: new Date().toISOString() };
+      const stored = await enqueue(item);
+      // Storage that cannot keep the install ID or the queue: waiting would lose it, so it goes now.
+      const canWait = stored && (await installIdentity()).kept;
+      if (canWait && !(await isReported())) {
+        // Sent right after the install is reported (trackInstall), so it inherits its attribution.
+        log(`purchase ${transactionId} waits for the install to be reported (trackInstall)`);
+        return false;
+      }
+      await sendQueue();
+      return outcomes.get(transactionId) === true;
     } catch (error) {
       log('trackPurchase failed', error);
       return false;
+    }
+  }
+
+  async function getAttribution(): Promise<InstallAnswer | null> {
+    if (problem) return null;
+    try {
+      if (installFlight) await installFlight;
+      if (answer) return answer;
+      if (!(await isReported())) return null;
+      const stored = await readKey(STORAGE_KEYS.installAnswer);
+      if (!stored) return null;
+      const parsed: unknown = JSON.parse(stored);
+      if (!isInstallAnswer(parsed)) return null;
+      answer = parsed;
+      return answer;
+    } catch (error) {
+      log('getAttribution failed', error);
+      return null;
+    }
+  }
+
+  async function wouldReadClipboard(): Promise<boolean> {
+    if (problem) return false;
+    try {
+      const clipboard = config.clipboard;
+      if (!clipboard || typeof clipboard.getString !== 'function' || installFlight) return false;
+      if (await isReported()) return false;
+      if (!(await installIdentity()).kept) return false;
+      if (parsePendingInstall(await readKey(STORAGE_KEYS.pendingInstall))?.clipboard_token) return false;
+      return await clipboardHasText(clipboard);
+    } catch (error) {
+      log('wouldReadClipboard failed', error);
+      return false;
+    }
+  }
+
+  async function trackOpen(url: string): Promise<OpenAnswer | null> {
+    if (problem) {
+      log(`trackOpen: ${problem}`);
+      return null;
+    }
+    try {
+      if (!trimmed(url)) {
+        log('trackOpen: url is required; not sent');
+        return null;
+      }
+      const outcome = await post(OPENS_PATH, { pixel_key: config.pixelKey, url, install_id: await getInstallId(), platform: config.platform }, isOpenAnswer);
+      return outcome.kind === 'ok' ? (outcome.body as OpenAnswer) : null;
+    } catch (error) {
+      log('trackOpen failed', error);
+      return null;
     }
   }
 
@@ -493,7 +668,16 @@ export function createClient(config: SvcConfig): SvcClient {
     trackPurchase,
     // Never rejects: storage failures end in an ID kept in memory for this launch.
     getInstallId,
+    getAttribution,
+    wouldReadClipboard,
+    trackOpen,
   };
+}
+
+/** The currency trimmed and upper-cased when the service books it, else undefined. */
+function normalCurrency(value: unknown): string | undefined {
+  const c = typeof value === 'string' ? value.trim().toUpperCase() : '';
+  return CURRENCIES.includes(c) ? c : undefined;
 }
 
 function isPendingPurchase(value: unknown): value is PendingPurchase {
@@ -518,11 +702,6 @@ function parsePendingInstall(stored: string | null): PendingInstall | null {
     // Not ours: the install is sent as if for the first time.
   }
   return null;
-}
-
-function isInstallAnswer(value: unknown): value is InstallAnswer {
-  const a = value as InstallAnswer;
-  return typeof a === 'object' && a !== null && typeof a.ok === 'boolean' && typeof a.install === 'object';
 }
 
 let defaultClient: SvcClient | undefined;
@@ -561,4 +740,30 @@ export function trackPurchase(purchase: PurchaseInput): Promise<boolean> {
 export function getInstallId(): Promise<string> {
   if (!defaultClient) throw new Error('svc: getInstallId() called before configure()');
   return defaultClient.getInstallId();
+}
+
+/** The default client's kept install answer (with `install.deep_link`), or null. */
+export function getAttribution(): Promise<InstallAnswer | null> {
+  if (!defaultClient) {
+    notConfigured('getAttribution');
+    return Promise.resolve(null);
+  }
+  return defaultClient.getAttribution();
+}
+
+export function wouldReadClipboard(): Promise<boolean> {
+  if (!defaultClient) {
+    notConfigured('wouldReadClipboard');
+    return Promise.resolve(false);
+  }
+  return defaultClient.wouldReadClipboard();
+}
+
+/** Reports an open of the app by a creator link's URL (Universal Link / App Link); its answer or null. */
+export function trackOpen(url: string): Promise<OpenAnswer | null> {
+  if (!defaultClient) {
+    notConfigured('trackOpen');
+    return Promise.resolve(null);
+  }
+  return defaultClient.trackOpen(url);
 }
