@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Refusal, type RefusalKind } from '../refusal';
 import { HttpError, notFound } from './errors';
+import { notDecimalDigits } from '../integer-param';
 import { invalidParameter, parseQuery } from './query';
 
 /**
@@ -117,14 +118,15 @@ async function run<C>(r: Route<C>, opts: MountOptions<C>, req: FastifyRequest, r
   return r.handler({ params, query, body, req, reply }, context);
 }
 
-// CONTRACT 10: paging out of range is 400 invalid_parameter on every API, whatever its other query errors.
+// CONTRACT 10: paging out of range is 400 invalid_parameter on every API, whatever its other query errors;
+// so is an integer parameter that is not decimal digits.
 const PAGING = new Set(['page', 'cursor']);
 
 function readQuery(schema: z.ZodObject, query: unknown, errors: MountOptions<unknown>['queryErrors']) {
   if (errors === 'invalid_parameter') return parseQuery(schema, query);
   const parsed = schema.safeParse(query ?? {});
   if (parsed.success) return parsed.data;
-  const paging = parsed.error.issues.find((i) => PAGING.has(String(i.path[0])));
+  const paging = parsed.error.issues.find((i) => PAGING.has(String(i.path[0])) || notDecimalDigits(i));
   throw paging ? invalidParameter(String(paging.path[0]), paging.message) : parsed.error;
 }
 

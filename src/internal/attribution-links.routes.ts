@@ -4,7 +4,7 @@ import { pageParams } from '../attribution/reporting/paging';
 import { route } from '../http/route';
 import { createLink, hasStoreUrl, linkItem, STORE_URL_REQUIRED, updateLink } from './attribution-links.queries';
 import type { InternalDeps } from './deps';
-import { answers, errors } from './schemas';
+import { answers, errors, storedUrl } from './schemas';
 
 /**
  * A slug as stored: surrounding spaces and slashes removed, case kept (uniqueness per
@@ -19,10 +19,12 @@ const slugSchema = z
     z
       .string()
       .max(100)
-      .regex(/^([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?$/, 'letters, digits, . _ ~ - and / between segments'),
+      .regex(/^([A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*)?$/, 'letters, digits, . _ ~ - and / between segments')
+      // Browsers resolve `.` and `..` segments away: such a slug could never be visited.
+      .refine((s) => !s.split('/').some((segment) => segment === '.' || segment === '..'), 'no segment may be . or ..'),
   );
 
-const httpUrl = z.url({ protocol: /^https?$/, message: 'must be an http(s) URL' }).max(2048);
+const httpUrl = storedUrl();
 
 const createBody = z
   .object({

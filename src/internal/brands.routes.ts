@@ -4,11 +4,11 @@ import { idParams, route } from '../http/route';
 import { PLATFORMS, platformSchema } from '../platforms';
 import { createApiKey, createBrand, createPortalUser, listBrands } from './brands.queries';
 import { createdOrderPage } from './created-order';
-import { answers, errors } from './schemas';
+import { answers, errors, storedUrl } from './schemas';
 
 const createBody = z.object({
   name: z.string().trim().min(1).max(200),
-  logo_url: z.url().max(2000).nullish(),
+  logo_url: storedUrl(2000).nullish(),
   default_platforms: z.array(platformSchema).min(1).optional(),
 });
 const apiKeyBody = z.object({ name: z.string().trim().max(200).nullish() }).default({});

@@ -5,6 +5,7 @@ import { platformSchema } from '../platforms';
 import { placementFact, snapshotFact } from '../data-api/warehouse/facts';
 import type { Queues } from '../facts';
 import { isRecordableInstant } from '../attribution/ledger/types';
+import { storedUrl } from './schemas';
 
 /**
  * Placements and metric snapshots as operators deliver them, through the internal batch
@@ -24,8 +25,8 @@ export const placementSchema = z.object({
   // CONTRACT 4 writes `creator_id or null`: an omitted key means no creator too.
   creator_id: z.string().min(1).nullish().transform((v) => v ?? null),
   platform: platformSchema,
-  url: optionalText(2000),
-  thumbnail_url: optionalText(2000),
+  url: storedUrl(2000).nullish(),
+  thumbnail_url: storedUrl(2000).nullish(),
   caption: optionalText(10_000),
   posted_at: inRecordableYears(z.iso.datetime({ offset: true })),
 });
