@@ -27,7 +27,7 @@ let t: TestService;
 let acme: AttributionBrand;
 
 beforeAll(async () => {
-  t = await startTestService({ env: { IP_MATCH_MEMORY_MB: '1' } });
+  t = await startTestService({ env: { IP_MATCH_MEMORY_MB: '1', TRUST_PROXY: '127.0.0.1' } }); // clicks name their visitor's IP
   acme = await attributionBrand(t);
 });
 afterAll(async () => destroyTestService(t));

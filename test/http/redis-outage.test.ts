@@ -20,7 +20,7 @@ const accepted = { installs: [] as string[], events: [] as string[] };
 beforeAll(async () => {
   redis = await PrivateRedis.start();
   // The sweeper looks often, so facts whose queue add failed are re-sent soon after Redis is back.
-  t = await startTestService({ env: { REDIS_URL: redis.url }, workers: false });
+  t = await startTestService({ env: { REDIS_URL: redis.url, TRUST_PROXY: '127.0.0.1' }, workers: false }); // clicks name their visitor's IP
   t.workers = (await import('../../workers')).startWorkers({
     redisUrl: t.config.redisUrl,
     prefix: t.config.queuePrefix,

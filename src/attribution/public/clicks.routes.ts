@@ -1,4 +1,6 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { trustedProxies } from '../../client-address';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
@@ -21,8 +23,14 @@ const clickBody = z.object({
  * authentication. The service's own link host (src/attribution/link-host) is the other
  * front door to the same ClickRecorder.
  */
-export const clickRoutes = ({ clicks, log }: Pick<PublicDeps, 'clicks' | 'log'>) => {
+export const clickRoutes = ({ clicks, log, trustProxy }: Pick<PublicDeps, 'clicks' | 'log' | 'trustProxy'>) => {
   const unqueued = new RepeatedLog(log, 'error', 'could not queue clicks; answered 503 unavailable');
+  const trusted = trustedProxies(trustProxy);
+  // Only a caller TRUST_PROXY lists (with every hop in between) may name the visitor's IP: anyone
+  // else could plant an address and win the install IP match of whoever installs from it. A
+  // trusted caller's own address is not a visitor's; anyone else's is.
+  const visitorIp = (req: FastifyRequest, named: string | null | undefined) =>
+    (req.ips ?? [req.socket.remoteAddress]).every(trusted) ? (named ?? undefined) : req.ip;
   return [
     route({
       method: 'POST',
@@ -41,7 +49,7 @@ export const clickRoutes = ({ clicks, log }: Pick<PublicDeps, 'clicks' | 'log'>)
           referrer: body.referrer ?? req.headers.referer,
           userAgent: body.user_agent,
           country: body.country,
-          ip: body.ip,
+          ip: visitorIp(req, body.ip),
           bot: isBotVisit(body.user_agent),
         };
         try {

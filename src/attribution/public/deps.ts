@@ -14,5 +14,7 @@ export type PublicDeps = {
   rateLimiter: RateLimiter;
   /** Keys the hash of a device's IP. */
   secretKey: string;
+  /** TRUST_PROXY: who may name a click's visitor IP (POST /clicks). */
+  trustProxy: boolean | string;
   log: Logger;
 };

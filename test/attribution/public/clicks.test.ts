@@ -4,12 +4,13 @@ import { clickTokenLinkId } from '../../../src/attribution/links/click-token';
 import { keyedHash } from '../../../src/secrets';
 import { createLink } from '../../helpers/attribution-fixtures';
 import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
-import { ANDROID, type AttributionBrand, attributionBrand, DESKTOP, IPAD, IPHONE, IPOD, postPublic, warehouseRows } from './setup';
+import { ANDROID, type AttributionBrand, attributionBrand, DESKTOP, IPAD, IPHONE, IPOD, postPublic, uniqueId, warehouseRows } from './setup';
 
 let t: TestService;
 let acme: AttributionBrand;
 beforeAll(async () => {
-  t = await startTestService();
+  // Tests inject from 127.0.0.1: the redirect application TRUST_PROXY lists, which may name a visitor's IP.
+  t = await startTestService({ env: { TRUST_PROXY: '127.0.0.1' } });
   acme = await attributionBrand(t, 'Acme');
 });
 afterAll(async () => destroyTestService(t));
@@ -219,6 +220,28 @@ describe('clicks: what is stored and forwarded', () => {
       { ip },
     );
     expect(withRawIp[0]!.n).toBe(0);
+  });
+});
+
+describe('POST /clicks: whose IP a click keeps', () => {
+  const installFrom = (remoteAddress: string) =>
+    postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: uniqueId(), platform: 'ios' }, { remoteAddress });
+
+  it('takes the body’s ip only from a trusted proxy: a caller TRUST_PROXY does not list cannot plant one', async () => {
+    const planted = '203.0.113.88';
+    const caller = '198.51.100.77';
+    const res = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', ip: planted, user_agent: IPHONE }, { remoteAddress: caller });
+    expect(res.statusCode).toBe(200);
+    // The click is the caller's own: an install from the planted address is not matched, one from the caller's is.
+    expect((await clickRow(res.json().click_token)).ip_hash).toBe(keyedHash(t.config.secretKey, `ip:${caller}`));
+    expect((await installFrom(planted)).json().install.resolution_method).toBe('unattributed');
+    expect((await installFrom(caller)).json().install).toMatchObject({ resolution_method: 'ip', link: { id: acme.app.id } });
+  });
+
+  it('from a trusted proxy, matches installs from the named ip, an IPv6 visitor anywhere in its /64', async () => {
+    await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', ip: '2001:db8:aa:bb::1', user_agent: IPHONE });
+    expect((await installFrom('2001:db8:aa:bb:1234:5678:9abc:def0')).json().install.resolution_method).toBe('ip');
+    expect((await installFrom('2001:db8:aa:bc::1')).json().install.resolution_method).toBe('unattributed');
   });
 });
 

@@ -8,7 +8,8 @@ let t: TestService;
 let acme: AttributionBrand;
 let globex: AttributionBrand;
 beforeAll(async () => {
-  t = await startTestService();
+  // Clicks name their visitor's IP, as a redirect application TRUST_PROXY lists (tests inject from 127.0.0.1).
+  t = await startTestService({ env: { TRUST_PROXY: '127.0.0.1' } });
   acme = await attributionBrand(t, 'Acme');
   globex = await attributionBrand(t, 'Globex');
 });
@@ -37,6 +38,7 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
         link: null,
         code: null,
         creator: null,
+        deep_link: null,
       },
     });
     // A retry that now carries a code still answers the install as first recorded.
@@ -144,6 +146,7 @@ describe('installs: resolution (SPEC 3.1)', () => {
       link: null,
       code: acme.code.label,
       creator: { id: acme.creator.id, name: 'Maya Lopez' },
+      deep_link: null,
     });
     // The retry does not count again.
     await install({ install_id: installId, code: acme.code.label });
