@@ -97,7 +97,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { warehouse, queues, linkChanges, rateLimiter } = services;
   const { publicBaseUrl, secretKey } = config;
   await app.register(bullBoardRoutes, { queues, adminJwtSecret: config.adminJwtSecret });
-  const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers };
+  const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers, reservedHostnames: config.reservedHostnames };
   await app.register(internalRoutes, {
     ...domainDeps,
     warehouse,

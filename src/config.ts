@@ -47,6 +47,11 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()))
     .pipe(z.array(z.string().refine(isDnsServer, 'must be a comma-separated list of ip or ip:port')))
     .optional(),
+  /** Host names no brand may add as its domain in the portal, comma-separated (docs/api.md, "Domains"). */
+  RESERVED_HOSTNAMES: z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))
+    .optional(),
   /**
    * Tests only: base64 DER of the root certificate the Apple connector trusts instead of the
    * pinned Apple Root CA - G3, so tests can sign with a chain they make. Refused unless NODE_ENV=test.
@@ -145,6 +150,8 @@ export type Config = {
   demo: boolean;
   queuePrefix: string;
   dnsServers: string[] | undefined;
+  /** Host names the portal refuses as a brand's domain (RESERVED_HOSTNAMES). */
+  reservedHostnames: string[];
   trustProxy: boolean | string;
   /** Set only under NODE_ENV=test (TEST_APPLE_ROOT_CA): replaces the pinned Apple root. */
   testAppleRootCa: Buffer | undefined;
@@ -193,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     demo: e.DEMO === '1',
     queuePrefix: e.QUEUE_PREFIX,
     dnsServers: e.DNS_SERVERS,
+    reservedHostnames: e.RESERVED_HOSTNAMES ?? [],
     trustProxy: e.TRUST_PROXY === undefined || e.TRUST_PROXY === 'false' ? false : e.TRUST_PROXY === 'true' || e.TRUST_PROXY,
     testAppleRootCa: e.TEST_APPLE_ROOT_CA ? Buffer.from(e.TEST_APPLE_ROOT_CA, 'base64') : undefined,
     timeouts: {

@@ -63,6 +63,10 @@ export interface DomainsTable {
   verification_checked_at: Date | null;
   dns: ColumnType<DnsRecord[], string | undefined, string>;
   certificate_status: Generated<string>;
+  /** operator: the internal API's, served at once; portal: a brand's claim, served once verified (migrations/0014). */
+  registered_by: Generated<'operator' | 'portal'>;
+  /** Set when a check of a verified domain first found its records gone; cleared when found again. */
+  records_missing_since: Date | null;
   created_at: CreatedAt;
 }
 

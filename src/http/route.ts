@@ -69,7 +69,8 @@ const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 422, not_found: 4
 /** A domain refusal as the HTTP answer CONTRACT gives it. */
 export function refusalAnswer(err: Refusal): HttpError {
   const body: Record<string, unknown> = { error: err.code };
-  if (err.kind === 'invalid') body.details = err.details;
+  // Other 422 codes (invalid_domain) are the whole answer: only invalid_request names fields.
+  if (err.kind === 'invalid' && err.code === 'invalid_request') body.details = err.details;
   return new HttpError(REFUSAL_STATUS[err.kind], body);
 }
 

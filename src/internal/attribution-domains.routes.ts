@@ -3,6 +3,7 @@ import {
   checkDomain,
   type DomainDeps,
   domainCursor,
+  domainItem,
   findDomain,
   hostingStatus,
   listDomains,
@@ -37,26 +38,31 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
     summary: 'One domain with its DNS instructions',
     params: idParams,
     responses: { 200: answers.item('The domain'), ...errors.one },
-    handler: async ({ params }) => toDomainItem(await findDomain(deps.db, params.id, 'operator')),
+    handler: async ({ params }) => domainItem(deps.db, await findDomain(deps.db, params.id, 'operator')),
   }),
   route({
     method: 'POST',
     path: '/attribution-domains',
     writesRecords: true,
-    summary: "Register a domain: shared without brand_id, else the brand's custom domain",
+    summary:
+      "Register a domain: shared without brand_id, else the brand's custom domain. Trusted: served at once. A brand's own pending portal claim of the hostname becomes this operator domain",
     body: createBody,
-    responses: { 201: answers.item('The domain, pending, with the DNS records to create'), ...errors.write, 409: errors.code('domain_taken') },
+    responses: {
+      201: answers.item('The domain, served, with the DNS records that route it here'),
+      ...errors.write,
+      409: errors.code('domain_taken: the hostname is served already (verified or the operator\'s)'),
+    },
     async handler({ body }) {
-      return toDomainItem(await registerDomain(deps, body.brand_id ?? null, body.hostname));
+      return toDomainItem(await registerDomain(deps, 'operator', body.brand_id ?? null, body.hostname));
     },
   }),
   route({
     method: 'POST',
     path: '/attribution-domains/:id/check',
     writesRecords: true,
-    summary: 'Look the DNS records up again: verified when all are found',
+    summary: 'Look the DNS records up again: verified when all are found; a verified domain whose records go stays verified, with records_missing_since',
     params: idParams,
-    responses: { 200: answers.item('The domain'), ...errors.one },
+    responses: { 200: answers.item('The domain'), ...errors.one, 409: errors.code('domain_taken: another claim of this hostname verified first') },
     async handler({ params }) {
       const domain = await findDomain(deps.db, params.id, 'operator');
       return toDomainItem(await checkDomain(deps, domain));

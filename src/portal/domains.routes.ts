@@ -15,7 +15,14 @@ const portalDomain = z.object({
   hostname: z.string(),
   shared: z.boolean().describe("true: maintained by the operator, usable by every brand, not changeable here"),
   brand_id: z.string().nullable(),
-  verification: z.object({ status: z.string().describe('pending or verified'), checked_at: z.iso.datetime().nullable() }),
+  registered_by: z.enum(['operator', 'portal']).describe('operator: set up by the operator, served at once; portal: added here, served once verified'),
+  served: z.boolean().describe('Whether its links open: registered by the operator, or verified'),
+  taken: z.boolean().describe('A pending claim whose hostname another brand verified first: it can no longer verify'),
+  verification: z.object({
+    status: z.string().describe('pending or verified; a verified domain stays verified until removed'),
+    checked_at: z.iso.datetime().nullable(),
+    records_missing_since: z.iso.datetime().nullable().describe('When a check of a verified domain first found its records gone; null while they are in place'),
+  }),
   dns: z.array(z.object({ type: z.string(), name: z.string(), value: z.string() })).describe('Records to create at the DNS host'),
   certificate: z.object({ status: z.string() }),
   created_at: z.iso.datetime(),
@@ -49,9 +56,14 @@ export const domainRoutes = (deps: PortalDeps) => [
     writesRecords: true,
     summary: 'Register a custom domain for this brand; answers the DNS records to create',
     body: createDomain,
-    responses: { 201: portalDomain, 401: readErrors[401], 409: errorSchema('domain_taken'), 422: errorSchema('invalid_request') },
+    responses: {
+      201: portalDomain,
+      401: readErrors[401],
+      409: errorSchema('domain_taken: served already (verified, or set up by the operator), or already added by this brand'),
+      422: errorSchema("invalid_domain: not a host name, or one no brand may add (the service's own host, localhost names, IP addresses, reserved names); invalid_request"),
+    },
     async handler({ body, req }) {
-      const row = await registerDomain(deps, req.portal!.brandId, body.hostname);
+      const row = await registerDomain(deps, 'portal', req.portal!.brandId, body.hostname);
       return answer(portalDomain, toJson(toDomainItem(row)));
     },
   }),
@@ -59,9 +71,9 @@ export const domainRoutes = (deps: PortalDeps) => [
     method: 'POST',
     path: '/domains/:id/check',
     writesRecords: true,
-    summary: 'Re-run hosting verification and refresh the DNS instructions',
+    summary: 'Re-run hosting verification and refresh the DNS instructions; the first claim of a hostname to verify takes it',
     params: idParams,
-    responses: { 200: portalDomain, 401: readErrors[401], ...notYours },
+    responses: { 200: portalDomain, 401: readErrors[401], ...notYours, 409: errorSchema('domain_taken: another claim of this hostname verified first') },
     async handler({ params, req }) {
       const domain = await ownDomain(deps.db, params.id, req.portal!.brandId);
       return answer(portalDomain, toJson(toDomainItem(await checkDomain(deps, domain))));
@@ -85,7 +97,11 @@ export const domainRoutes = (deps: PortalDeps) => [
 function toJson(item: DomainItem) {
   return {
     ...item,
-    verification: { ...item.verification, checked_at: item.verification.checked_at?.toISOString() ?? null },
+    verification: {
+      ...item.verification,
+      checked_at: item.verification.checked_at?.toISOString() ?? null,
+      records_missing_since: item.verification.records_missing_since?.toISOString() ?? null,
+    },
     created_at: item.created_at.toISOString(),
   };
 }

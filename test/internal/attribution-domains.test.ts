@@ -1,11 +1,10 @@
-import { createSocket, type Socket } from 'node:dgram';
-import type { AddressInfo } from 'node:net';
 import { createSigner } from 'fast-jwt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalizeHostname } from '../../src/attribution/domains/hostname';
 import { dnsInstructions } from '../../src/attribution/domains/verification';
 import { ConfigError, loadConfig } from '../../src/config';
 import { createDomain, createLink, type DomainItem } from '../helpers/attribution-fixtures';
+import { startDnsZone } from '../helpers/dns-zone';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
@@ -26,14 +25,17 @@ describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
     expect(res.json()).toEqual({ error: 'forbidden' });
   });
 
-  it('registers a shared domain, normalised, pending, with the DNS records to create', async () => {
+  it('registers a shared domain, normalised, served at once (the operator is trusted), with the DNS records that route it', async () => {
     const domain = await createDomain(t, { hostname: '  WWW.Maya.Link. ' });
     expect(domain).toMatchObject({
       hostname: 'maya.link',
       shared: true,
       brand_id: null,
-      verification: { status: 'pending', checked_at: null },
-      certificate: { status: 'pending' },
+      registered_by: 'operator',
+      served: true,
+      taken: false,
+      verification: { status: 'pending', checked_at: null, records_missing_since: null },
+      certificate: { status: 'unmanaged' },
     });
     expect(typeof domain.id).toBe('string');
     const token = domain.dns[0]!.value.replace('svc-verify=', '');
@@ -129,7 +131,7 @@ describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
     const res = await t.request({ method: 'POST', url: `${url}/${domain.id}/check`, admin: true });
     expect(res.statusCode).toBe(200);
     const checked = res.json();
-    expect(checked).toMatchObject({ id: domain.id, verification: { status: 'pending' }, certificate: { status: 'pending' }, dns: domain.dns });
+    expect(checked).toMatchObject({ id: domain.id, served: true, verification: { status: 'pending' }, certificate: { status: 'unmanaged' }, dns: domain.dns });
     expect(Date.parse(checked.verification.checked_at)).toBeGreaterThan(Date.now() - 60_000);
   });
 
@@ -156,29 +158,18 @@ describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
   });
 });
 
-/**
- * The verified path against a real DNS server on 127.0.0.1 (DNS_SERVERS): a minimal
- * UDP responder for A, TXT and CNAME questions, answering NXDOMAIN for unknown names.
- */
+/** The verified path against a real DNS server on 127.0.0.1 (DNS_SERVERS, test/helpers/dns-zone.ts). */
 describe('domain verification by DNS look-ups', () => {
-  const zone = new Map<string, { A?: string[]; TXT?: string[]; CNAME?: string }>();
-  let dns: Socket;
+  let dns: Awaited<ReturnType<typeof startDnsZone>>;
   let v: TestService;
-  /** When set, the server drops every question, as an unreachable name server would. */
-  let silent = false;
 
   beforeAll(async () => {
-    dns = createSocket('udp4');
-    dns.on('message', (query, peer) => {
-      if (!silent) dns.send(answer(query, zone), peer.port, peer.address);
-    });
-    await new Promise<void>((resolve) => dns.bind(0, '127.0.0.1', resolve));
-    const { port } = dns.address() as AddressInfo;
-    v = await startTestService({ workers: false, env: { DNS_SERVERS: `127.0.0.1:${port}` } });
+    dns = await startDnsZone();
+    v = await startTestService({ workers: false, env: { DNS_SERVERS: dns.server } });
   });
   afterAll(async () => {
     await destroyTestService(v);
-    await new Promise<void>((resolve) => dns.close(() => resolve()));
+    await dns.close();
   });
 
   const check = async (id: string) => {
@@ -187,78 +178,42 @@ describe('domain verification by DNS look-ups', () => {
     return res.json() as DomainItem;
   };
 
-  it('verifies once the TXT and CNAME records exist, and returns to pending when one goes', async () => {
+  it('verifies once the TXT and CNAME records exist, and stays verified, saying since when, when one goes', async () => {
     const domain = await createDomain(v, { hostname: 'links.maya.example' });
     const [txt, cname] = domain.dns;
     expect(await check(domain.id)).toMatchObject({ verification: { status: 'pending' } });
 
-    zone.set(txt!.name, { TXT: ['unrelated=1', txt!.value] });
+    dns.zone.set(txt!.name, { TXT: ['unrelated=1', txt!.value] });
     expect((await check(domain.id)).verification.status).toBe('pending');
-    zone.set(cname!.name, { CNAME: `${cname!.value}.` });
+    dns.zone.set(cname!.name, { CNAME: `${cname!.value}.` });
     const verified = await check(domain.id);
-    expect(verified).toMatchObject({ verification: { status: 'verified' }, certificate: { status: 'unmanaged' } });
+    expect(verified).toMatchObject({ verification: { status: 'verified', records_missing_since: null }, certificate: { status: 'unmanaged' } });
 
     // Look-ups that fail prove nothing: the status stays.
-    silent = true;
+    dns.state.silent = true;
     const unanswered = await check(domain.id);
-    silent = false;
-    expect(unanswered).toMatchObject({ verification: { status: 'verified' }, certificate: { status: 'unmanaged' } });
+    dns.state.silent = false;
+    expect(unanswered).toMatchObject({ verification: { status: 'verified', records_missing_since: null }, certificate: { status: 'unmanaged' } });
     expect(unanswered.verification.checked_at).not.toBe(verified.verification.checked_at);
 
-    zone.set(txt!.name, { TXT: ['svc-verify=someone-else'] });
-    expect(await check(domain.id)).toMatchObject({ verification: { status: 'pending' }, certificate: { status: 'pending' } });
+    dns.zone.set(txt!.name, { TXT: ['svc-verify=someone-else'] });
+    const gone = await check(domain.id);
+    expect(gone).toMatchObject({ served: true, verification: { status: 'verified' }, certificate: { status: 'unmanaged' } });
+    expect(gone.verification.records_missing_since).toBe(gone.verification.checked_at);
+    // The first check that missed them is the date shown, not the latest one.
+    const later = await check(domain.id);
+    expect(later.verification.records_missing_since).toBe(gone.verification.records_missing_since);
+    dns.zone.set(txt!.name, { TXT: [txt!.value] });
+    expect((await check(domain.id)).verification).toMatchObject({ status: 'verified', records_missing_since: null });
   });
 
   it('accepts an apex ALIAS flattened into the service host addresses', async () => {
     const domain = await createDomain(v, { hostname: 'maya-apex.example' });
-    zone.set('svc.test', { A: ['203.0.113.7'] });
-    zone.set(domain.dns[0]!.name, { TXT: [domain.dns[0]!.value] });
-    zone.set('maya-apex.example', { A: ['203.0.113.7'] });
-    expect((await check(domain.id)).verification.status).toBe('verified');
-    zone.set('maya-apex.example', { A: ['198.51.100.1'] });
+    dns.zone.set('svc.test', { A: ['203.0.113.7'] });
+    dns.zone.set(domain.dns[0]!.name, { TXT: [domain.dns[0]!.value] });
+    dns.zone.set('maya-apex.example', { A: ['198.51.100.1'] });
     expect((await check(domain.id)).verification.status).toBe('pending');
+    dns.zone.set('maya-apex.example', { A: ['203.0.113.7'] });
+    expect((await check(domain.id)).verification.status).toBe('verified');
   });
 });
-
-/** A DNS response to `query` from `zone` (RFC 1035 section 4.1), without name compression except for the question. */
-function answer(query: Buffer, zone: Map<string, { A?: string[]; TXT?: string[]; CNAME?: string }>): Buffer {
-  const labels: string[] = [];
-  let at = 12;
-  while (query[at]! > 0) {
-    labels.push(query.subarray(at + 1, at + 1 + query[at]!).toString());
-    at += query[at]! + 1;
-  }
-  const qtype = query.readUInt16BE(at + 1);
-  const question = query.subarray(12, at + 5);
-  const records = zone.get(labels.join('.').toLowerCase());
-  const rdatas: Buffer[] = [];
-  let type = qtype;
-  if (records?.CNAME) {
-    type = 5;
-    rdatas.push(encodeName(records.CNAME));
-  } else if (qtype === 1) {
-    for (const a of records?.A ?? []) rdatas.push(Buffer.from(a.split('.').map(Number)));
-  } else if (qtype === 16) {
-    for (const txt of records?.TXT ?? []) rdatas.push(Buffer.concat([Buffer.from([txt.length]), Buffer.from(txt)]));
-  }
-  const header = Buffer.alloc(12);
-  query.copy(header, 0, 0, 2);
-  header.writeUInt16BE(0x8180 | (records ? 0 : 3), 2); // response, recursion available; NXDOMAIN for unknown names
-  header.writeUInt16BE(1, 4);
-  header.writeUInt16BE(rdatas.length, 6);
-  const answers = rdatas.map((rdata) => {
-    const rr = Buffer.alloc(12);
-    rr.writeUInt16BE(0xc00c, 0); // the question's name
-    rr.writeUInt16BE(type, 2);
-    rr.writeUInt16BE(1, 4);
-    rr.writeUInt32BE(60, 6);
-    rr.writeUInt16BE(rdata.length, 10);
-    return Buffer.concat([rr, rdata]);
-  });
-  return Buffer.concat([header, question, ...answers]);
-}
-
-function encodeName(name: string): Buffer {
-  const parts = name.replace(/\.$/, '').split('.').map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l)]));
-  return Buffer.concat([...parts, Buffer.from([0])]);
-}

@@ -29,3 +29,14 @@ export function normalizeHostname(input: string): string | null {
 export function serviceHostname(publicBaseUrl: string): string | null {
   return normalizeHostname(new URL(publicBaseUrl).hostname);
 }
+
+/**
+ * Whether a brand may claim `host` (normalized) in the portal: never the service's own host,
+ * `localhost` or a name under it (browsers send those to the visitor's own machine), nor a name the
+ * operator reserved (RESERVED_HOSTNAMES). IP literals and single labels never normalize.
+ */
+export function claimableHostname(host: string, publicBaseUrl: string, reserved: readonly string[] = []): boolean {
+  if (host === serviceHostname(publicBaseUrl)) return false;
+  if (host === 'localhost' || host.endsWith('.localhost')) return false;
+  return !reserved.some((name) => normalizeHostname(name) === host);
+}

@@ -7,7 +7,8 @@ import { clickedDomain } from '../links/resolve';
 const STALE_MS = 5_000;
 
 /**
- * Which `Host` headers name an attribution domain (CONTRACT 9), answered from memory: the hostnames
+ * Which `Host` headers name an attribution domain (docs/link-host.md): a domain the operator
+ * registered or a verified portal domain, answered from memory: the hostnames
  * read once per `link_changes` generation, and every STALE_MS while the feed is down. When Postgres
  * cannot be read the last list serves; with none, no host is known to be one (`unreadable`).
  */
@@ -50,7 +51,12 @@ export class AttributionHosts {
     this.reading ??= (async () => {
       const generation = this.changes.generation;
       try {
-        const rows = await this.db.selectFrom('domains').select('hostname').execute();
+        // Served domains only: a brand's portal claim is an unknown host until it is verified.
+        const rows = await this.db
+          .selectFrom('domains')
+          .select('hostname')
+          .where((eb) => eb.or([eb('registered_by', '=', 'operator'), eb('verification_status', '=', 'verified')]))
+          .execute();
         this.hosts = new Set(rows.map((r) => r.hostname));
         this.generation = generation;
         this.failed = false;

@@ -99,6 +99,8 @@ export class ClickLinks {
         'l.active',
       ])
       .where('d.hostname', 'in', [...new Set(clicks.map((c) => c.domain))])
+      // A brand's pending portal claim resolves nothing (several brands may claim one hostname).
+      .where((eb) => eb.or([eb('d.registered_by', '=', 'operator'), eb('d.verification_status', '=', 'verified')]))
       .where((eb) => eb(eb.fn('lower', ['l.slug']), 'in', [...new Set(['', ...clicks.map((c) => c.slug)])]))
       .execute();
     const byKey = new Map<string, LinkCandidate>(candidates.map((l) => [`${l.domain}/${l.slug.toLowerCase()}`, l]));

@@ -271,7 +271,7 @@ describe('what is not a click', () => {
     // Registration refuses it (test/portal/domains.test.ts); a row written before that rule existed must not take the API.
     await t.services.db
       .insertInto('domains')
-      .values({ id: uniqueId('own'), hostname: 'svc.test', brand_id: acme.brand.id, verification_token: 'x', dns: JSON.stringify([]) })
+      .values({ id: uniqueId('own'), hostname: 'svc.test', brand_id: acme.brand.id, registered_by: 'operator', verification_token: 'x', dns: JSON.stringify([]) })
       .execute();
     t.services.linkChanges.changed();
     for (const host of ['svc.test', 'www.svc.test:3000']) {
@@ -280,6 +280,34 @@ describe('what is not a click', () => {
       expect(api.json()).toEqual({ error: 'missing_api_key' });
     }
     expect((await visit({ path: '/maya', headers: { 'user-agent': DESKTOP } })).statusCode).toBe(302);
+  });
+
+  it("never serves a brand's pending portal domain: its host keeps today's routes until a check verifies it", async () => {
+    const brand = await createBrand(t, { name: 'Squatter' });
+    await createPortalUser(t, brand.id, 'squat@squatter.test');
+    const session = portal(t, await portalLogin(t, 'squat@squatter.test'));
+    const claimed = await session.send('POST', '/domains', { hostname: 'localhost.localdomain' });
+    expect(claimed.statusCode, claimed.body).toBe(201);
+    await createLink(t, { brand_id: brand.id, creator_id: acme.creator.id, domain_id: claimed.json().id, slug: '', destination_url: 'https://squatter.example/' });
+    const host = 'localhost.localdomain:3000';
+    const health = await t.request({ method: 'GET', url: '/healthz', headers: { host } });
+    expect(health.headers['content-type']).toMatch(/^application\/json/);
+    const api = await t.request({ method: 'GET', url: '/api/v1/brand', headers: { host } });
+    expect([api.statusCode, api.json()]).toEqual([401, { error: 'missing_api_key' }]);
+    expect((await t.request({ method: 'GET', url: '/portal/', headers: { host } })).statusCode).toBe(200);
+    const login = await t.request({ method: 'POST', url: '/api/client/auth/login', headers: { host }, payload: { email: 'squat@squatter.test', password: 'wrong password here' } });
+    expect(login.statusCode).not.toBe(405);
+    expect(login.headers['content-type']).toMatch(/^application\/json/);
+    const click = await t.request({ method: 'POST', url: '/api/public/attribution/clicks', payload: { domain: 'localhost.localdomain' } });
+    expect([click.statusCode, click.json()]).toEqual([404, { error: 'link_not_found' }]);
+
+    // Verified (its check found the records): served from then on.
+    await t.services.db.updateTable('domains').set({ verification_status: 'verified' }).where('id', '=', claimed.json().id).execute();
+    t.services.linkChanges.changed();
+    expect((await t.request({ method: 'GET', url: '/', headers: { host, 'user-agent': DESKTOP } })).statusCode).toBe(302);
+    await t.services.db.deleteFrom('links').where('brand_id', '=', brand.id).execute();
+    await t.services.db.deleteFrom('domains').where('id', '=', claimed.json().id).execute();
+    t.services.linkChanges.changed();
   });
 
   it('serves a domain registered after the first visit (the host list follows the change feed)', async () => {
