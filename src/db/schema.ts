@@ -80,6 +80,8 @@ export interface LinksTable {
   destination_url: string;
   ios_url: string | null;
   android_url: string | null;
+  /** Where an app opens on this link (migrations/0017): a path or an app URL; null for none. */
+  deep_link: string | null;
   active: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
@@ -111,6 +113,8 @@ export interface InstallsTable {
   app_version: string | null;
   occurred_at: ColumnType<Date, Date | string, never>;
   recorded_at: CreatedAt;
+  /** The credited link's deep link when the install was recorded (migrations/0017). */
+  deep_link: string | null;
 }
 
 export interface LedgerEventsTable {
@@ -181,6 +185,27 @@ export interface BillingReferencesTable {
   created_at: CreatedAt;
 }
 
+/** A brand's app identifiers for the association files (migrations/0017); null columns: platform not set. */
+export interface BrandAppsTable {
+  brand_id: string;
+  ios_team_id: string | null;
+  ios_bundle_id: string | null;
+  android_package: string | null;
+  android_fingerprints: string[] | null;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** A link an installed app was opened with (POST /opens, migrations/0017). */
+export interface LinkOpensTable {
+  id: Generated<number>;
+  brand_id: string;
+  install_id: string;
+  platform: string;
+  link_id: number;
+  click_token: string;
+  opened_at: ColumnType<Date, Date | string | undefined, never>;
+}
+
 export interface Database {
   brands: BrandsTable;
   api_keys: ApiKeysTable;
@@ -196,4 +221,6 @@ export interface Database {
   portal_sessions: PortalSessionsTable;
   billing_connections: BillingConnectionsTable;
   billing_references: BillingReferencesTable;
+  brand_apps: BrandAppsTable;
+  link_opens: LinkOpensTable;
 }

@@ -11,7 +11,7 @@ export const hasStoreUrl = (l: { type: string; ios_url?: string | null; android_
 
 /** A link as created: the columns of `links` but those the database fills. */
 export type NewLink = Omit<Insertable<LinksTable>, 'id' | 'active' | 'created_at' | 'updated_at'>;
-export type LinkPatch = { active?: boolean; destination_url?: string; ios_url?: string | null; android_url?: string | null };
+export type LinkPatch = { active?: boolean; destination_url?: string; ios_url?: string | null; android_url?: string | null; deep_link?: string | null };
 
 type Deps = ListReader & { linkChanges: ChangeFeed };
 

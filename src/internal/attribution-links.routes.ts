@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type ListReader, linkCursor, listLinks } from '../attribution/reporting/lists';
 import { pageParams } from '../attribution/reporting/paging';
+import { deepLinkSchema } from '../attribution/links/deep-link';
 import { route } from '../http/route';
 import { createLink, hasStoreUrl, linkItem, STORE_URL_REQUIRED, updateLink } from './attribution-links.queries';
 import type { InternalDeps } from './deps';
@@ -36,6 +37,7 @@ const createBody = z
     destination_url: httpUrl,
     ios_url: httpUrl.nullish(),
     android_url: httpUrl.nullish(),
+    deep_link: deepLinkSchema.nullish(),
   })
   .refine(hasStoreUrl, { message: STORE_URL_REQUIRED, path: ['ios_url'] });
 
@@ -45,8 +47,9 @@ const patchBody = z
     destination_url: httpUrl.optional(),
     ios_url: httpUrl.nullable().optional(),
     android_url: httpUrl.nullable().optional(),
+    deep_link: deepLinkSchema.nullable().optional(),
   })
-  .refine((p) => Object.values(p).some((v) => v !== undefined), 'give active, destination_url, ios_url or android_url');
+  .refine((p) => Object.values(p).some((v) => v !== undefined), 'give active, destination_url, ios_url, android_url or deep_link');
 
 const listQuery = z.object({
   brand_id: z.string().optional(),
@@ -92,7 +95,7 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
       method: 'PATCH',
       path: '/attribution-links/:id',
       writesRecords: true,
-      summary: 'Change active, destination_url, ios_url or android_url',
+      summary: 'Change active, destination_url, ios_url, android_url or deep_link (null clears it)',
       params: linkParams,
       body: patchBody,
       responses: { 200: answers.item('The link'), ...errors.write, ...errors.one },

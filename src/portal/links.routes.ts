@@ -18,6 +18,7 @@ const portalLink = z.object({
   destination_url: z.string(),
   ios_url: z.string().nullable(),
   android_url: z.string().nullable(),
+  deep_link: z.string().nullable().describe('Where an installed app opens on this link (a path or an app URL), or null'),
   creator: creatorRef,
   clicks: z.number().int().describe("People's clicks in the range"),
   bot_clicks: z.number().int().describe('Clicks by crawlers, link previews and prefetches: stored, never in clicks'),

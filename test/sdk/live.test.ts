@@ -95,6 +95,7 @@ describe('the React Native SDK against the running service', () => {
         resolution_method: 'clipboard',
         confidence: 0.95,
         ...appLinkCredit(acme),
+        deep_link: null,
       },
     });
     expect(storage.map.get('svc_install_reported')).toBe('true');

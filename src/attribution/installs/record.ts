@@ -7,6 +7,7 @@ import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
 import { type Credit, type CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from '../ledger/credit';
 import { type InstallRow, installFact } from './fact';
 import type { RecentAppClicks } from './ip-clicks';
+import { deepLinkOf } from '../links/queries';
 
 const MAX_INSTALL_ID = 128;
 
@@ -35,6 +36,8 @@ export type InstallAnswer = {
   link: { id: number; domain: string; slug: string } | null;
   code: string | null;
   creator: { id: string; name: string } | null;
+  /** The credited link's deep link as it was when the install was recorded; null without a link (docs/api.md). */
+  deep_link: string | null;
 };
 
 export type InstallOutcome = { duplicate: boolean; install: InstallAnswer };
@@ -57,6 +60,7 @@ const INSTALL_COLUMNS = columnList({
   creator_id: true,
   app_version: true,
   occurred_at: true,
+  deep_link: true,
 } satisfies Record<keyof NewInstall, true>);
 
 type Deps = { db: Db; queues: Queues; log: Logger; credit: CreditSources; recentAppClicks: RecentAppClicks };
@@ -91,6 +95,8 @@ export class InstallRecorder {
       ...creditColumns(credit),
       app_version: report.appVersion,
       occurred_at: report.occurredAt,
+      // Read now, not memoised: a link's deep link may change, and the install keeps the one it was answered.
+      deep_link: credit.link ? await deepLinkOf(this.deps.db, credit.link.id) : null,
     };
     const recorded = await this.accepted.insert(draft);
     if (!recorded) return { duplicate: true, install: await this.recorded(brandId, report.installId) };
@@ -107,6 +113,7 @@ export class InstallRecorder {
         link: credit.link && { id: credit.link.id, domain: credit.link.domain, slug: credit.link.slug },
         code: credit.code?.label ?? null,
         creator: credit.creator,
+        deep_link: row.deep_link,
       },
     };
   }
@@ -139,6 +146,7 @@ export class InstallRecorder {
         'i.code_label',
         'i.creator_id',
         'c.name as creator_name',
+        'i.deep_link',
       ])
       .where('i.brand_id', '=', brandId)
       .where('i.install_id', '=', installId)
@@ -154,6 +162,7 @@ export class InstallRecorder {
       link: row.link_id !== null ? { id: row.link_id, domain: link?.domain ?? '', slug: link?.slug ?? '' } : null,
       code: row.code_label,
       creator: row.creator_id !== null ? { id: row.creator_id, name: row.creator_name ?? '' } : null,
+      deep_link: row.deep_link,
     };
   }
 }

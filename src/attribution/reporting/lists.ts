@@ -34,6 +34,8 @@ export type LinkItem = {
   destination_url: string;
   ios_url: string | null;
   android_url: string | null;
+  /** Where an installed app opens on this link, or null (docs/api.md). */
+  deep_link: string | null;
   creator: { id: string; name: string };
   clicks: number;
   /** Clicks by crawlers, link previews and prefetches: stored, never in `clicks` (CONTRACT 9). */
@@ -110,6 +112,7 @@ function linkRows(db: Db) {
       'l.destination_url',
       'l.ios_url',
       'l.android_url',
+      'l.deep_link',
       'l.creator_id',
       'c.name as creator_name',
       'l.created_at',

@@ -13,6 +13,8 @@ type Link = {
   type: 'web' | 'app';
   active: boolean;
   destination_url: string;
+  /** Where an installed app opens on this link; null for none. */
+  deep_link?: string | null;
   creator: CreatorRef;
   clicks: number;
   /** Answered once the link host's bot filter lands; shown when present. */
@@ -39,6 +41,12 @@ function linkColumns(rows: Link[]): Column<Link>[] {
     { key: 'link', label: 'Link', sort: (r) => `${r.domain}/${r.slug}`, cell: (r) => h('code', { class: 'url' }, `${r.domain}/${r.slug}`) },
     { key: 'creator', label: 'Creator', sort: (r) => r.creator.name, cell: (r) => r.creator.name },
     { key: 'type', label: 'Type', sort: (r) => r.type, cell: (r) => (r.type === 'app' ? 'App' : 'Web') },
+    {
+      key: 'deep_link',
+      label: 'Deep link',
+      sort: (r) => r.deep_link ?? '',
+      cell: (r) => (r.deep_link ? h('code', { class: 'url deep-link' }, r.deep_link) : h('span', { class: 'none', title: 'The app opens on its start screen' }, '—')),
+    },
     { key: 'active', label: 'Status', sort: (r) => (r.active ? 1 : 0), cell: (r) => status(r.active) },
     { key: 'clicks', label: 'Clicks', numeric: true, sort: (r) => r.clicks, cell: (r) => formatInt(r.clicks) },
     bots && { key: 'bot_clicks', label: 'Bot clicks', numeric: true, sort: (r) => r.bot_clicks ?? 0, cell: (r) => formatInt(r.bot_clicks ?? 0) },
