@@ -52,6 +52,12 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     // A client must send its whole request within requestTimeout (a slow sender cannot hold a
     // socket); idle sockets close after connectionTimeout, idle keep-alive ones sooner.
     requestTimeout: services.config.timeouts.requestMs,
+    // Node checks those limits every connectionsCheckingInterval (30 s by default): checked each
+    // second, a late request is answered 408 or closed within a second of its limit (docs/hardening.md).
+    http: {
+      headersTimeout: services.config.timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1000, services.config.timeouts.requestMs),
+    },
     connectionTimeout: 120_000,
     keepAliveTimeout: 65_000,
     // A URL Fastify cannot route (malformed percent-encoding) still gets HTML on a link domain.
