@@ -6,6 +6,8 @@ import { createLedger } from './attribution/ledger/record';
 import { serviceHostname } from './attribution/domains/hostname';
 import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
+import { LinkOpens } from './attribution/links/opens';
+import { createWebhookServices } from './attribution/outbound-webhooks/service';
 import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
 import { publicAttributionRoutes } from './attribution/public';
@@ -107,6 +109,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(internalRoutes, {
     ...domainDeps,
     warehouse,
+  const webhooks = createWebhookServices(db, redis, config);
+  app.addHook('onClose', () => webhooks.queue.close());
     queues,
     adminJwtSecret: config.adminJwtSecret,
     secretKey,
@@ -114,8 +118,9 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   });
   const { answers, recordChanges } = services;
   await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
+    webhooks,
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
-  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, prefix: '/api/client' });
+  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);

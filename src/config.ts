@@ -88,6 +88,24 @@ const envSchema = z.object({
   INGESTION_LAG_DEGRADED_SECONDS: wholeNumber(1, 86_400, 300),
   /** /healthz lists `queue_stalled:<kind>` when a queue's oldest waiting job is this old. */
   QUEUE_STALLED_SECONDS: wholeNumber(1, 86_400, 120),
+  /** Outbound webhooks (docs/webhooks.md, "Receiving webhooks"). */
+  WEBHOOK_TIMEOUT_MS: millis(15_000),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'must be a comma-separated list of whole seconds')
+    .default('5,300,1800,7200,18000,36000,36000')
+    .transform((v) => v.split(',').map(Number))
+    .pipe(z.array(z.number().max(7 * 86_400)).max(50)),
+  WEBHOOK_DISABLE_AFTER_HOURS: wholeNumber(1, 8760, 120),
+  WEBHOOK_RETENTION_DAYS: wholeNumber(1, 3650, 30),
+  WEBHOOK_MAX_ENDPOINTS: wholeNumber(1, 1000, 10),
+  WEBHOOK_REQUIRE_HTTPS: z.enum(['true', 'false']).default('true'),
+  /** CIDRs whose addresses a webhook URL may reach although private (development, tests). */
+  WEBHOOK_ALLOWED_NETWORKS: z
+    .string()
+    .transform((v) => v.split(',').map((s) => s.trim()))
+    .pipe(z.array(z.string().refine(isCidr, 'must be a comma-separated list of CIDRs (address/bits)')))
+    .optional(),
 });
 
 /**
@@ -163,6 +181,20 @@ export type Config = {
   ipMatchMemoryBytes: number;
   readCacheBytes: number;
   degradedAfter: { ingestionLagSeconds: number; queueStalledSeconds: number };
+  webhooks: WebhookConfig;
+};
+
+/** Outbound webhooks' settings (WEBHOOK_*). */
+export type WebhookConfig = {
+  timeoutMs: number;
+  /** Seconds to wait before each retry: N waits make N+1 attempts. */
+  retrySchedule: number[];
+  disableAfterHours: number;
+  retentionDays: number;
+  maxEndpoints: number;
+  requireHttps: boolean;
+  /** CIDRs exempt from the address rules; empty by default. */
+  allowedNetworks: string[];
 };
 
 export class ConfigError extends Error {}
@@ -222,7 +254,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ipMatchMemoryBytes: e.IP_MATCH_MEMORY_MB * 1024 * 1024,
     readCacheBytes: e.READ_CACHE_MB * 1024 * 1024,
     degradedAfter: { ingestionLagSeconds: e.INGESTION_LAG_DEGRADED_SECONDS, queueStalledSeconds: e.QUEUE_STALLED_SECONDS },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retrySchedule: e.WEBHOOK_RETRY_SCHEDULE,
+      disableAfterHours: e.WEBHOOK_DISABLE_AFTER_HOURS,
+      retentionDays: e.WEBHOOK_RETENTION_DAYS,
+      maxEndpoints: e.WEBHOOK_MAX_ENDPOINTS,
+      requireHttps: e.WEBHOOK_REQUIRE_HTTPS === 'true',
+      allowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS ?? [],
+    },
   };
+}
+
+/** `address/bits`, IPv4 or IPv6. */
+function isCidr(value: string): boolean {
+  const [address = '', bits, ...rest] = value.split('/');
+  const family = isIP(address);
+  return family !== 0 && rest.length === 0 && bits !== undefined && /^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 /** The forms `dns.Resolver.setServers` takes: `1.2.3.4`, `1.2.3.4:53`, `::1`, `[::1]:53`. */

@@ -25,6 +25,9 @@ async function main(mode: Mode): Promise<void> {
   const services = await createServices(config, log);
   await migrate(services);
   await warnOnUnsafeRedis(services.redis, log);
+  if (config.webhooks.allowedNetworks.length > 0) {
+    log.warn({ networks: config.webhooks.allowedNetworks }, 'WEBHOOK_ALLOWED_NETWORKS is set: webhook URLs may reach these private addresses (development and tests only)');
+  }
 
   const running: Running = {};
   const stop = shutdown(log, services, running);

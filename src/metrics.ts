@@ -57,6 +57,35 @@ export const batchFailures = new Counter({
   registers: [registry],
 });
 
+/** Outbound webhooks (docs/webhooks.md): never labelled by brand or URL. */
+export const webhookAttempts = new Counter({
+  name: 'svc_webhook_attempts_total',
+  help: 'Webhook delivery attempts by outcome: success, or the error (timeout, connection, dns, tls, blocked_address, redirect, http_status)',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});
+
+export const webhookAttemptDuration = new Histogram({
+  name: 'svc_webhook_attempt_duration_seconds',
+  help: 'Duration of webhook delivery attempts, from the address check to the answer read',
+  buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30],
+  registers: [registry],
+});
+
+export const webhookDeliveryLag = new Histogram({
+  name: 'svc_webhook_delivery_lag_seconds',
+  help: 'Time from a fact being recorded to its webhook delivery first answered 2xx',
+  buckets: [0.1, 0.25, 0.5, 1, 1.5, 2.5, 5, 10, 30, 60, 300, 3600],
+  registers: [registry],
+});
+
+export const webhookEndpoints = new Gauge({
+  name: 'svc_webhook_endpoints',
+  help: 'Webhook endpoints by status (active, failing, disabled)',
+  labelNames: ['status'] as const,
+  registers: [registry],
+});
+
 export const queueDepth = new Gauge({
   name: 'svc_queue_jobs',
   help: 'Jobs per queue and state',

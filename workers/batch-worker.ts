@@ -12,8 +12,8 @@ import type { QueryParams, Warehouse } from '../src/warehouse/clickhouse';
 import { type FactArea, publishFactChanges } from '../src/warehouse/fact-changes';
 import { RepeatedLog } from '../src/repeated-log';
 
-/** What a writer's hooks may use. */
-export type WriterContext = { warehouse: Warehouse; db: Db };
+/** What a writer's hooks may use; `webhooks` turns the attribution facts into webhook deliveries (workers/writers.ts). */
+export type WriterContext = { warehouse: Warehouse; db: Db; webhooks?: { facts(kind: 'installs' | 'ledger', rows: { id: string; brand_id: string }[]): Promise<unknown> } };
 
 /** What a queue consumer needs to know about its fact kind, whose rows are `Row`. */
 export type FactWriter<Row extends FactRow = FactRow> = {

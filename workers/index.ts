@@ -8,7 +8,11 @@ import type { Warehouse } from '../src/warehouse/clickhouse';
 import { BatchWorker } from './batch-worker';
 import { type SweeperOptions, startOutboxSweeper } from '../src/queues/outbox/sweeper';
 import type { ThreadMessage } from './thread-protocol';
+import type { FactRow } from '../src/queues/facts';
 import { FACT_WRITERS, OUTBOXES } from './writers';
+import { WebhookFanOut } from '../src/attribution/outbound-webhooks/fan-out';
+import { DeliveryQueue } from '../src/attribution/outbound-webhooks/queue';
+import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './webhook-delivery';
 
 export type Workers = { drain(): Promise<void>; close(): Promise<void> };
 
@@ -20,6 +24,8 @@ export type WorkerOptions = {
   log: Logger;
   /** Outbox sweeper timing (default: at start, then every 5 s; rows unconfirmed for 10 s, or recorded before the start); false: no sweeper. */
   sweeper?: (SweeperOptions & { intervalMs?: number }) | false;
+  /** Outbound webhook delivery (webhookWorkerOptions(config)); without it facts still make deliveries, which wait for a process that sends. */
+  webhooks?: WebhookWorkerOptions;
 };
 
 /**
@@ -28,12 +34,21 @@ export type WorkerOptions = {
  */
 export function startWorkers(opts: WorkerOptions): Workers {
   const connection = createRedis(opts.redisUrl, 'worker');
-  const ctx = { warehouse: opts.warehouse, db: opts.db };
+  // Deliveries are queued on a connection of their own, as the sweeper's facts are.
+  const deliveryRedis = createRedis(opts.redisUrl);
+  const deliveryQueue = new DeliveryQueue(deliveryRedis, opts.prefix);
+  const ctx = { warehouse: opts.warehouse, db: opts.db, webhooks: new WebhookFanOut(opts.db, deliveryQueue, opts.log) };
   const workers = FACT_WRITERS.map((w) => new BatchWorker(w, ctx, connection, opts.prefix, opts.log));
+  // The sweeper's confirmations fan out as the writers' own do.
+  const outboxes = OUTBOXES.map((o) => {
+    const writer = FACT_WRITERS.find((w) => w.kind === o.kind);
+    return writer?.afterInsert ? { ...o, afterWarehoused: (facts: FactRow[]) => writer.afterInsert!(facts, ctx) } : o;
+  });
   const sweeper =
     opts.sweeper === false
       ? undefined
-      : startOutboxSweeper({ ...ctx, log: opts.log, outboxes: OUTBOXES, redisUrl: opts.redisUrl, prefix: opts.prefix }, opts.sweeper);
+      : startOutboxSweeper({ ...ctx, log: opts.log, outboxes, redisUrl: opts.redisUrl, prefix: opts.prefix }, opts.sweeper);
+  const delivery = opts.webhooks ? new WebhookDeliveryWorker(opts.db, connection, opts.prefix, deliveryQueue, opts.webhooks, opts.log) : undefined;
   return {
     async drain() {
       await Promise.all(workers.map((w) => w.drain()));
@@ -41,6 +56,9 @@ export function startWorkers(opts: WorkerOptions): Workers {
     async close() {
       await sweeper?.stop();
       await Promise.all(workers.map((w) => w.close()));
+      await delivery?.close();
+      await deliveryQueue.close();
+      await deliveryRedis.quit().catch(() => deliveryRedis.disconnect());
       await connection.quit().catch(() => connection.disconnect());
     },
   };

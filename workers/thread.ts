@@ -4,6 +4,7 @@ import { createLogger } from '../src/logger';
 import { registry } from '../src/metrics';
 import { openStores } from '../src/services';
 import { startWorkers } from './index';
+import { webhookWorkerOptions } from './webhook-delivery';
 import type { ThreadMessage } from './thread-protocol';
 
 /**
@@ -17,7 +18,7 @@ const post = (message: ThreadMessage) => port.postMessage(message);
 
 const log = createLogger(config.logLevel).child({ thread: 'workers' });
 const { db, warehouse } = await openStores(config, log, 'workers');
-const workers = startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse, db, log });
+const workers = startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse, db, log, webhooks: webhookWorkerOptions(config) });
 
 // The API thread serves /metrics: send it this thread's counters now and then.
 const sendMetrics = async () =>

@@ -17,6 +17,9 @@ const brandsOfRows = (rows: { brand_id: string }[]) => rows.map((r) => r.brand_i
 const placementsLand = { area: 'placements', brands: brandsOfRows } as const;
 const attributionLands = { area: 'attribution', brands: brandsOfRows } as const;
 
+/** Attributed installs and ledger rows become webhook deliveries before their outbox confirmation (docs/webhooks.md). */
+const fanOut = (kind: 'installs' | 'ledger') => (rows: { id: string; brand_id: string }[], ctx: WriterContext) => ctx.webhooks?.facts(kind, rows).then(() => undefined) ?? Promise.resolve();
+
 /** One writer per fact kind: which ClickHouse table its queue fills. */
 export const FACT_WRITERS: FactWriter[] = [
   // The Data API's derived tables follow every placement and snapshot batch.
@@ -30,8 +33,8 @@ export const FACT_WRITERS: FactWriter[] = [
   // Attribution facts are never counted twice: replayed rows are checked by id.
   writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token', timeColumn: 'clicked_at', lands: attributionLands }),
   // Rows accepted in Postgres wait in the outbox (src/queues/outbox/) until ClickHouse has them.
-  writer({ kind: 'installs', table: 'installs', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'installs', fact: installFact }, lands: attributionLands }),
-  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'ledger_events', fact: ledgerFact }, lands: attributionLands }),
+  writer({ kind: 'installs', table: 'installs', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'installs', fact: installFact }, afterInsert: fanOut('installs'), lands: attributionLands }),
+  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'ledger_events', fact: ledgerFact }, afterInsert: fanOut('ledger'), lands: attributionLands }),
   // Creators are shared: their names may show in any brand's answers.
   writer({
     kind: 'creators',

@@ -1,4 +1,5 @@
 import type { DomainDeps } from '../attribution/domains/domains';
+import type { WebhookServices } from '../attribution/outbound-webhooks/service';
 import type { Queues } from '../facts';
 import type { Warehouse } from '../warehouse/clickhouse';
 
@@ -9,4 +10,6 @@ export type InternalDeps = DomainDeps & {
   adminJwtSecret: string;
   /** Seals connection secrets. */
   secretKey: string;
+  /** Outbound webhooks: the operators' endpoint list and switch. */
+  webhooks: WebhookServices;
 };

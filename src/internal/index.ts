@@ -9,6 +9,7 @@ import { attributionLinkRoutes } from './attribution-links.routes';
 import { brandRoutes } from './brands.routes';
 import { campaignRoutes } from './campaigns.routes';
 import { creatorRoutes } from './creators.routes';
+import { webhookEndpointRoutes } from './webhook-endpoints.routes';
 import type { InternalDeps } from './deps';
 import { internalDocument } from './openapi';
 import { placementRoutes } from './placements.routes';
@@ -25,6 +26,7 @@ export async function internalRoutes(app: FastifyInstance, deps: InternalDeps) {
     ...attributionLinkRoutes(deps),
     ...attributionCodeRoutes(deps),
     ...attributionConnectionRoutes(deps),
+    ...webhookEndpointRoutes(deps),
   ];
   const document = documentRoute(() => internalDocument(deps.publicBaseUrl, [...routes, document]), { isPublic: false });
   mountRoutes(app, [...routes, document], { queryErrors: 'invalid_request' });

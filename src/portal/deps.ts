@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DomainDeps } from '../attribution/domains/domains';
+import type { WebhookServices } from '../attribution/outbound-webhooks/service';
 import type { RecordChanges } from '../db/record-changes';
 import type { AnswerCache } from '../http/answer-cache';
 import type { Warehouse } from '../warehouse/clickhouse';
@@ -16,4 +17,6 @@ export type PortalDeps = DomainDeps & {
   loginLimitPrefix: string;
   /** Seals connection secrets; keys the login limiter's hashes. */
   secretKey: string;
+  /** Outbound webhooks: endpoints, deliveries (src/attribution/outbound-webhooks/). */
+  webhooks: WebhookServices;
 };

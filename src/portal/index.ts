@@ -15,6 +15,7 @@ import { overviewRoutes } from './overview.routes';
 import { PortalSessions, portalSessionGuard, sameOriginGuard } from './session';
 import { setupRoutes } from './setup.routes';
 
+import { webhookRoutes } from './webhooks.routes';
 /**
  * /api/client: the brand portal. Every route but login and the OpenAPI document needs a
  * session scoped to one brand (`req.portal.brandId`, the only brand a query may touch), and
@@ -52,5 +53,6 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
         ...connectionRoutes(deps),
       ]),
     { prefix: '/attribution' },
+        ...webhookRoutes(deps),
   );
 }

@@ -6,6 +6,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { startWorkers, type Workers } from '../../workers';
+import { webhookWorkerOptions } from '../../workers/webhook-delivery';
 import { buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
 import { dropDatabase, ensureDatabase } from '../../src/db/database';
@@ -106,6 +107,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
         warehouse: services.warehouse,
         db: services.db,
         log,
+        webhooks: webhookWorkerOptions(config),
       });
     },
     async stopWorkers() {

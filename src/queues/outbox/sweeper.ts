@@ -18,6 +18,8 @@ export type Outbox = {
   idColumn: string;
   /** The fact of a source row, as it was queued when the row was accepted. */
   fact(row: never): FactRow;
+  /** Runs on facts found in ClickHouse before they are confirmed, as the writer's own confirmation does (webhook fan-out). */
+  afterWarehoused?(facts: FactRow[]): Promise<void>;
 };
 
 /** Takes out of the outbox the facts ClickHouse acknowledged (the batch workers, and the sweeper). */
@@ -115,6 +117,9 @@ export class OutboxSweeper {
     );
     const confirmed = new Set(present.map((r) => r.id));
     const orphans = rows.filter((r) => r.id === null).map((r) => r.pending_id);
+    if (outbox.afterWarehoused && confirmed.size > 0) {
+      await outbox.afterWarehoused(sources.filter((r) => confirmed.has(r.pending_id)).map((row) => outbox.fact(row as never)));
+    }
     await confirmWarehoused(db, outbox.kind, [...confirmed, ...orphans]);
 
     // Facts whose job is gone (never queued, Redis lost it) or overdue: queue them again.

@@ -1,0 +1,44 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** The BullMQ queue of deliveries: a job per delivery, its id the delivery's, its data only that id. */
+export const DELIVERY_QUEUE = 'webhooks';
+
+export type DeliveryJob = { deliveryId: string };
+
+/**
+ * Completed and failed jobs are removed, so a delivery's id can be queued again (a replay, the
+ * sweeper after a Redis loss); a delivery's state lives in Postgres, never in the job.
+ */
+export const DELIVERY_JOB_OPTIONS = {
+  removeOnComplete: true,
+  removeOnFail: true,
+  attempts: 10,
+  backoff: { type: 'exponential', delay: 1000 },
+} as const;
+
+export class DeliveryQueue {
+  readonly queue: Queue<DeliveryJob>;
+
+  constructor(connection: Redis, prefix: string) {
+    this.queue = new Queue<DeliveryJob>(DELIVERY_QUEUE, { connection, prefix, defaultJobOptions: DELIVERY_JOB_OPTIONS });
+    // The connection's own listener reports its errors.
+    this.queue.on('error', () => {});
+  }
+
+  /** Queues deliveries; an id already queued is left as it is (BullMQ keeps one job per id). */
+  async add(deliveries: { id: string; at?: Date | null }[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const now = Date.now();
+    const jobs = deliveries.map((d) => ({
+      name: 'deliver',
+      data: { deliveryId: d.id },
+      opts: { jobId: d.id, delay: d.at ? Math.max(0, d.at.getTime() - now) : 0 },
+    }));
+    for (let i = 0; i < jobs.length; i += 500) await this.queue.addBulk(jobs.slice(i, i + 500));
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+}
