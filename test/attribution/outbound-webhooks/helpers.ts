@@ -13,11 +13,17 @@ export type Zone = Map<string, { A?: string[]; AAAA?: string[] }>;
 
 export async function startDns() {
   const zone: Zone = new Map();
+  /** Called with each question's name after it is answered (a test changes the zone there). */
+  const hooks: { answered?: (name: string) => void } = {};
   const socket = createSocket('udp4');
-  socket.on('message', (query, peer) => socket.send(answer(query, zone), peer.port, peer.address));
+  socket.on('message', (query, peer) => {
+    const { reply, name } = answer(query, zone);
+    socket.send(reply, peer.port, peer.address);
+    hooks.answered?.(name);
+  });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   const { port } = socket.address() as AddressInfo;
-  return { zone, server: `127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
+  return { zone, hooks, server: `127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
 }
 
 function ipv6Bytes(address: string): Buffer {
@@ -30,7 +36,7 @@ function ipv6Bytes(address: string): Buffer {
   return out;
 }
 
-function answer(query: Buffer, zone: Zone): Buffer {
+function answer(query: Buffer, zone: Zone): { reply: Buffer; name: string } {
   const labels: string[] = [];
   let at = 12;
   while (query[at]! > 0) {
@@ -57,7 +63,7 @@ function answer(query: Buffer, zone: Zone): Buffer {
     rr.writeUInt16BE(rdata.length, 10);
     return Buffer.concat([rr, rdata]);
   });
-  return Buffer.concat([header, question, ...answers]);
+  return { reply: Buffer.concat([header, question, ...answers]), name: labels.join('.').toLowerCase() };
 }
 
 export type Received = { headers: IncomingMessage['headers']; body: string; path: string; at: number };
