@@ -1,5 +1,6 @@
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, type SvcConfig } from '../../sdk/react-native/src/index';
 import { appLinkCredit, type AttributionBrand, attributionBrand, IPHONE } from '../attribution/public/setup';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
@@ -7,8 +8,10 @@ import { createPortalUser, type Portal, portal, portalLogin } from '../portal/he
 
 /**
  * The SDK source, as an app imports it, against the real service listening on a real port with
- * the global fetch: installs credited by clipboard and by code, once across launches, offline then
- * online, purchases inheriting the install, sandbox, broken storage. Brands and links are made
+ * the global fetch: installs credited by clipboard, pasted text and code, once across launches,
+ * offline then online, purchases made before the install credited to it, an app killed mid-request,
+ * a proxy's 404 and a captive portal, JPY refused, the kept answer and its deep link, opens,
+ * sandbox, broken storage. Brands and links are made
  * through the internal endpoints; the ledger is read back through the portal.
  */
 
@@ -38,7 +41,20 @@ beforeAll(async () => {
   await createPortalUser(t, acme.brand.id, 'sdk@acme.test');
   brandPortal = portal(t, await portalLogin(t, 'sdk@acme.test'));
 });
-afterAll(async () => destroyTestService(t));
+afterAll(async () => {
+  for (const server of fakes) server.closeAllConnections();
+  await Promise.all(fakes.map((server) => new Promise((r) => server.close(r))));
+  await destroyTestService(t);
+});
+
+const fakes: Server[] = [];
+/** A server in front of (or instead of) the service, answering as `handle` says: its URL. */
+async function fakeServer(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createHttpServer(handle);
+  fakes.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
 
 /** An app's storage (AsyncStorage stand-in) that outlives each "launch" (client). */
 function deviceStorage() {
@@ -144,13 +160,15 @@ describe('the React Native SDK against the running service', () => {
         },
       },
     });
-    const unattributed = { ok: true, duplicate: false, install: { attributed: false, resolution_method: 'unattributed', link: null, code: null, creator: null } };
-    expect(await off.client.trackInstall()).toMatchObject(unattributed);
+    // Clicks and installs here share 127.0.0.1, so the service may match them by IP: never by clipboard.
+    const answer = await off.client.trackInstall();
+    expect(answer).toMatchObject({ ok: true, duplicate: false });
+    expect(answer?.install.resolution_method).not.toBe('clipboard');
     expect(await off.client.trackInstall({ readClipboard: false })).toBeNull();
     expect(reads).toBe(0);
 
     const other = launch(deviceStorage(), { clipboard: { getString: async () => `see ${token}` } });
-    expect(await other.client.trackInstall({ readClipboard: true })).toMatchObject(unattributed);
+    expect((await other.client.trackInstall({ readClipboard: true }))?.install.resolution_method).not.toBe('clipboard');
     expect(other.logs).toEqual([]);
   });
 
@@ -190,7 +208,23 @@ describe('the React Native SDK against the running service', () => {
     expect(rows[0]).toMatchObject({ external_user_id: installId, resolution_method: 'clipboard', link: { slug: 'app' }, currency: 'GBP', amount: 7.5 });
   });
 
-  it('an install left pending offline is sent before the next launch’s first purchase, which inherits its clipboard link', async () => {
+  it('a purchase before the install waits, then is sent right after it and credited to the install’s link', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    const { client, logs } = launch(storage, { clipboard: { getString: async () => token } });
+    // An onboarding paywall: the user buys before the app reports its install.
+    const tx = uniqueTx('before-install');
+    expect(await client.trackPurchase({ transactionId: tx, amount: 9.99, currency: 'USD' })).toBe(false);
+    expect(JSON.parse(storage.map.get('svc_pending_purchases')!)).toEqual([{ transaction_id: tx, amount: 9.99, currency: 'USD', occurred_at: expect.any(String) }]);
+    expect(logs.some((m) => m.includes('waits for the install'))).toBe(true);
+    expect(await client.trackInstall({ readClipboard: true })).toMatchObject({ install: { resolution_method: 'clipboard', ...appLinkCredit(acme) } });
+    expect(storage.map.get('svc_pending_purchases')).toBe('[]');
+    expect(await ledger(tx)).toEqual([
+      expect.objectContaining({ external_user_id: storage.map.get('svc_install_id'), resolution_method: 'clipboard', link: expect.objectContaining({ slug: 'app' }), amount: 9.99 }),
+    ]);
+  });
+
+  it('an install left pending offline is not sent by a purchase: the purchase waits, and goes after the next trackInstall with its clipboard link', async () => {
     const token = await appLinkClick();
     const storage = deviceStorage();
     const offline = launch(storage, { endpoint: closedEndpoint, clipboard: { getString: async () => token } });
@@ -200,13 +234,134 @@ describe('the React Native SDK against the running service', () => {
     // The next launch purchases before calling trackInstall, and its clipboard now holds something else.
     const online = launch(storage, { clipboard: { getString: async () => 'svc_not_the_one' } });
     const tx = uniqueTx('pending-first');
-    expect(await online.client.trackPurchase({ transactionId: tx, amount: 19.99, currency: 'USD' })).toBe(true);
-    expect(storage.map.get('svc_install_reported')).toBe('true');
+    expect(await online.client.trackPurchase({ transactionId: tx, amount: 19.99, currency: 'USD' })).toBe(false);
+    expect(storage.map.has('svc_install_reported')).toBe(false);
+    expect(await online.client.trackInstall({ readClipboard: true })).toMatchObject({ install: { resolution_method: 'clipboard' } });
     expect(storage.map.get('svc_pending_install')).toBe('');
-    expect(await online.client.trackInstall({ readClipboard: true })).toBeNull();
     expect(await ledger(tx)).toEqual([
       expect.objectContaining({ external_user_id: storage.map.get('svc_install_id'), resolution_method: 'clipboard', link: expect.objectContaining({ slug: 'app' }) }),
     ]);
+  });
+
+  it('an app killed while its install or its purchase is in flight loses neither: the next launch sends both, credited to the link', async () => {
+    const token = await appLinkClick();
+    // The request reaches a server that never answers; the app is killed then: what storage holds at that moment is what the next launch has.
+    let snapshot = new Map<string, string>();
+    const storage = deviceStorage();
+    let running = storage;
+    const hanging = await fakeServer(() => {
+      snapshot = new Map(running.map);
+    });
+    void launch(storage, { endpoint: hanging, clipboard: { getString: async () => token } }).client.trackInstall({ readClipboard: true });
+    await vi.waitFor(() => expect(snapshot.size).toBeGreaterThan(0));
+    const restarted = deviceStorage();
+    for (const [k, v] of snapshot) restarted.map.set(k, v);
+    expect(JSON.parse(restarted.map.get('svc_pending_install')!)).toMatchObject({ clipboard_token: token });
+
+    // The next launch reports the install (its clipboard is empty now), then buys, and is killed mid-purchase.
+    const second = launch(restarted, { clipboard: { getString: async () => '' } });
+    expect(await second.client.trackInstall({ readClipboard: true })).toMatchObject({ install: { resolution_method: 'clipboard', ...appLinkCredit(acme) } });
+    snapshot = new Map();
+    running = restarted;
+    const tx = uniqueTx('killed');
+    void launch(restarted, { endpoint: hanging }).client.trackPurchase({ transactionId: tx, amount: 4.99, currency: 'EUR' });
+    await vi.waitFor(() => expect(snapshot.size).toBeGreaterThan(0));
+    const third = deviceStorage();
+    for (const [k, v] of snapshot) third.map.set(k, v);
+    expect(JSON.parse(third.map.get('svc_pending_purchases')!)).toMatchObject([{ transaction_id: tx }]);
+    expect(await launch(third).client.trackInstall()).toBeNull();
+    expect(await ledger(tx)).toEqual([expect.objectContaining({ resolution_method: 'clipboard', currency: 'EUR', link: expect.objectContaining({ slug: 'app' }) })]);
+  });
+
+  it('a proxy answering 404, a gateway answering 408 and a captive portal’s 200 page keep the install pending; the service then credits it', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    const clipboard = { getString: async () => token };
+    const answers: [number, string, string][] = [
+      [404, 'text/html', '<html><body>Not Found</body></html>'],
+      [408, 'application/json', '{"message":"Request Timeout"}'],
+      [200, 'text/html', '<!doctype html><title>Sign in to Wi-Fi</title>'],
+      [200, 'application/json', '{}'],
+    ];
+    for (const [status, type, body] of answers) {
+      const proxy = await fakeServer((_req, res) => res.writeHead(status, { 'content-type': type }).end(body));
+      const { client, logs } = launch(storage, { endpoint: proxy, clipboard });
+      expect(await client.trackInstall({ readClipboard: true })).toBeNull();
+      expect(await client.trackPurchase({ transactionId: `${token}-x`, amount: 1, currency: 'USD' })).toBe(false);
+      expect(storage.map.has('svc_install_reported'), `${status} ${body}`).toBe(false);
+      expect(logs.some((m) => m.includes('kept for a later launch')), `${status} ${body}`).toBe(true);
+    }
+    const answer = await launch(storage, { clipboard: { getString: async () => '' } }).client.trackInstall({ readClipboard: true });
+    expect(answer).toMatchObject({ duplicate: false, install: { resolution_method: 'clipboard', ...appLinkCredit(acme) } });
+    expect(await ledger(`${token}-x`)).toEqual([expect.objectContaining({ resolution_method: 'clipboard' })]);
+  });
+
+  it('refuses a JPY purchase (the service would book it as USD): nothing stored or sent', async () => {
+    const storage = deviceStorage();
+    const { client, logs } = launch(storage);
+    await client.trackInstall();
+    const tx = uniqueTx('jpy');
+    expect(await client.trackPurchase({ transactionId: tx, amount: 1200, currency: 'JPY' })).toBe(false);
+    expect(storage.map.has('svc_pending_purchases')).toBe(false);
+    expect(logs.some((m) => m.includes('JPY'))).toBe(true);
+    expect(await ledger(tx)).toEqual([]);
+    expect(await client.trackPurchase({ transactionId: tx, amount: 12, currency: ' cad ' })).toBe(true);
+    expect(await ledger(tx)).toEqual([expect.objectContaining({ currency: 'CAD', amount: 12 })]);
+  });
+
+  it('credits an install by text the user pasted, reading no clipboard; the answer is kept and read again at a later launch', async () => {
+    const token = await appLinkClick();
+    const storage = deviceStorage();
+    let reads = 0;
+    const clipboard = {
+      hasString: async () => true,
+      getString: async () => {
+        reads++;
+        return token;
+      },
+    };
+    const first = launch(storage, { clipboard });
+    expect(await first.client.wouldReadClipboard()).toBe(true);
+    const answer = await first.client.trackInstall({ pastedText: ` ${token}\n` });
+    expect(answer).toMatchObject({ install: { resolution_method: 'clipboard', ...appLinkCredit(acme) } });
+    expect(reads).toBe(0);
+    expect(await first.client.wouldReadClipboard()).toBe(false);
+    const later = launch(storage, { clipboard });
+    expect(await later.client.getAttribution()).toEqual(answer);
+    expect(JSON.parse(storage.map.get('svc_install_answer')!)).toEqual(answer);
+  });
+
+  it('deep links: the install answer carries the link’s deep_link at first and later launches; trackOpen answers an open of a creator link, null for an unknown one', async () => {
+    const made = await t.request({
+      method: 'POST',
+      url: '/api/internal/attribution-links',
+      admin: true,
+      payload: { ...acme.owner, slug: 'recipe', type: 'app', destination_url: 'https://acme.example/recipes/42', ios_url: 'https://apps.apple.com/app/id123456789', deep_link: '/recipes/42' },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const link = made.json() as { id: number | string; deep_link: string };
+    expect(link.deep_link).toBe('/recipes/42');
+    const click = await fetch(`${endpoint}/api/public/attribution/clicks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ domain: acme.hostname, slug: 'recipe', user_agent: IPHONE }),
+    });
+    const { click_token: token } = (await click.json()) as { click_token: string };
+
+    const storage = deviceStorage();
+    const first = launch(storage);
+    const answer = await first.client.trackInstall({ pastedText: token });
+    expect(answer?.install).toMatchObject({ resolution_method: 'clipboard', link: { slug: 'recipe' }, deep_link: '/recipes/42' });
+    // A later launch routes on the same answer, without sending anything.
+    const later = launch(storage);
+    expect((await later.client.getAttribution())?.install.deep_link).toBe('/recipes/42');
+
+    const opened = await later.client.trackOpen(`https://${acme.hostname}/recipe?utm_source=story`);
+    expect(opened).toEqual({ click_token: expect.stringMatching(/^svc_/), deep_link: '/recipes/42', link: { id: Number(link.id), domain: acme.hostname, slug: 'recipe' } });
+    // A host that is no attribution domain of this brand: 404 link_not_found, answered null.
+    expect(await later.client.trackOpen('https://not-a-creator-link.example/recipe')).toBeNull();
+    expect(later.logs.some((m) => m.includes('HTTP 404'))).toBe(true);
+    expect([...storage.map.keys()].sort()).toEqual(['svc_install_answer', 'svc_install_id', 'svc_install_reported', 'svc_pending_install']);
   });
 
   it('records a purchase made with sandbox: true as live revenue', async () => {
