@@ -98,7 +98,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.decorate('clicks', clicks);
   // The redirect host never refuses a visitor: over the per-IP limit it serves the visit unrecorded (CONTRACT 10).
   const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
-  linkHostRoutes(app, { hosts, clicks, log, mayRecord });
+  linkHostRoutes(app, { hosts, clicks, db, log, mayRecord });
 
   await app.register(healthRoutes, { deps: services });
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).

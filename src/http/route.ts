@@ -10,7 +10,7 @@ import { invalidParameter, parseQuery } from './query';
  * takes, what it answers and its handler. mountRoutes serves it; ./openapi.ts documents it.
  */
 
-export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import { documentRoute } from '../http/openapi';
 import { mountRoutes, type Route } from '../http/route';
+import { appRoutes } from './apps.routes';
 import { authRoutes } from './auth.routes';
 import { codeRoutes } from './codes.routes';
 import { connectionRoutes } from './connections.routes';
@@ -49,6 +50,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
         ...codeRoutes(deps),
         ...eventRoutes(deps),
         ...setupRoutes(deps),
+        ...appRoutes(deps),
         ...domainRoutes(deps),
         ...connectionRoutes(deps),
       ]),

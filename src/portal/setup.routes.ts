@@ -10,7 +10,13 @@ const setupAnswer = z.object({
   snippet: z.string().describe('HTML to paste into every page of the brand site: loads the web pixel'),
   pixel_url: z.string(),
   sdk_docs_url: z.string().describe('The SDK documentation page (GET /docs/sdk)'),
-  sdk_snippet: z.string().describe("React Native: the configure call with the brand's pixel key and this service as endpoint"),
+  sdk_snippet: z.string().describe("React Native: the configure call with the brand's pixel key and this service as endpoint (also sdk_snippets.react_native)"),
+  sdk_snippets: z
+    .object({
+      react_native: z.string().describe('@svc/react-native: configure and trackInstall'),
+      swift: z.string().describe('SvcAttribution (Swift): Svc.configure(pixelKey:endpoint:) and trackInstall'),
+    })
+    .describe("Each SDK package's start-up code with this brand's pixel key and this service as endpoint"),
   install_endpoint: z.string(),
   events_endpoint: z.string(),
 });
@@ -32,6 +38,23 @@ export function sdkSnippet(base: string, pixelKey: string): string {
   ].join('\n');
 }
 
+/** A Swift string literal of ASCII text (pixel keys and URLs): only `\` and `"` need escaping. */
+const swiftString = (text: string) => `"${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+/** The Swift package's start-up code for a brand (sdk/ios/README.md): configure once at launch, report the install. */
+export function swiftSnippet(base: string, pixelKey: string): string {
+  return [
+    'import SvcAttribution',
+    '',
+    '// Once at launch: App.init or application(_:didFinishLaunchingWithOptions:)',
+    'Svc.configure(',
+    `    pixelKey: ${swiftString(pixelKey)},`,
+    `    endpoint: URL(string: ${swiftString(base)})`,
+    ')',
+    'Task { await Svc.trackInstall() }',
+  ].join('\n');
+}
+
 /** GET /setup (SPEC 4.4, CONTRACT 8): everything a brand needs to send conversions. */
 export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl: string }) => [
   route({
@@ -47,6 +70,7 @@ export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl
         pixel_url: pixelUrl(base),
         sdk_docs_url: `${base}/docs/sdk`,
         sdk_snippet: sdkSnippet(base, pixelKey),
+        sdk_snippets: { react_native: sdkSnippet(base, pixelKey), swift: swiftSnippet(base, pixelKey) },
         install_endpoint: `${base}/api/public/attribution/installs`,
         events_endpoint: `${base}/api/public/attribution/events`,
       });

@@ -20,6 +20,19 @@ describe('GET /setup', () => {
     const res = await a.get('/setup');
     expect(res.statusCode, res.body).toBe(200);
     const base = t.config.publicBaseUrl;
+    const reactNative = [
+      "import AsyncStorage from '@react-native-async-storage/async-storage';",
+      "import { Platform } from 'react-native';",
+      "import { configure, trackInstall } from '@svc/react-native';",
+      '',
+      'configure({',
+      `  pixelKey: "${brand.pixel_key}",`,
+      `  endpoint: "${base}",`,
+      "  platform: Platform.OS === 'ios' ? 'ios' : 'android',",
+      '  storage: AsyncStorage,',
+      '});',
+      'trackInstall();',
+    ].join('\n');
     expect(res.json()).toEqual({
       pixel_key: brand.pixel_key,
       snippet: [
@@ -31,19 +44,21 @@ describe('GET /setup', () => {
       ].join('\n'),
       pixel_url: `${base}/pixel.js?v=1`,
       sdk_docs_url: `${base}/docs/sdk`,
-      sdk_snippet: [
-        "import AsyncStorage from '@react-native-async-storage/async-storage';",
-        "import { Platform } from 'react-native';",
-        "import { configure, trackInstall } from '@svc/react-native';",
-        '',
-        'configure({',
-        `  pixelKey: "${brand.pixel_key}",`,
-        `  endpoint: "${base}",`,
-        "  platform: Platform.OS === 'ios' ? 'ios' : 'android',",
-        '  storage: AsyncStorage,',
-        '});',
-        'trackInstall();',
-      ].join('\n'),
+      // The React Native one stays under its first name for existing clients.
+      sdk_snippet: reactNative,
+      sdk_snippets: {
+        react_native: reactNative,
+        swift: [
+          'import SvcAttribution',
+          '',
+          '// Once at launch: App.init or application(_:didFinishLaunchingWithOptions:)',
+          'Svc.configure(',
+          `    pixelKey: "${brand.pixel_key}",`,
+          `    endpoint: URL(string: "${base}")`,
+          ')',
+          'Task { await Svc.trackInstall() }',
+        ].join('\n'),
+      },
       install_endpoint: `${base}/api/public/attribution/installs`,
       events_endpoint: `${base}/api/public/attribution/events`,
     });

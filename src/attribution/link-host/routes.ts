@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database';
+import { associationFileOn } from '../apps/apps';
 import type { Logger } from '../../logger';
 import { countAsRoute, LINK_HOST_ROUTE } from '../../metrics';
 import { RepeatedLog } from '../../repeated-log';
@@ -11,6 +13,8 @@ import { messagePage, type Page, smartInstallPage } from './pages';
 export type LinkHostDeps = {
   hosts: AttributionHosts;
   clicks: ClickRecorder;
+  /** Reads the brand's app identifiers for the association files. */
+  db: Db;
   log: Logger;
   /** Whether a visit from this client address may be recorded (the per-IP limit); visits over it are still served. */
   mayRecord(ip: string): Promise<boolean>;
@@ -71,6 +75,7 @@ async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: stri
     return;
   }
   const target = visitTarget(req.url);
+  if (target === 'reserved' && (await serveAssociationFile(req, reply, domain, deps))) return;
   if (target === 'robots') {
     // Crawlers have nothing to index on a link domain; previews fetch regardless, and are told apart as bots.
     reply.code(200).type('text/plain; charset=utf-8').send('User-agent: *\nDisallow: /\n');
@@ -115,6 +120,27 @@ async function serveVisit(req: FastifyRequest, reply: FastifyReply, domain: stri
   }
   // Its length set here, a HEAD carries it as GET does (Fastify adds it only for a body it sends).
   reply.code(302).header('location', answer.redirect_url).header('content-length', '0').send();
+}
+
+/**
+ * An app association file (docs/link-host.md): 200 JSON, no redirect, when the domain belongs to one
+ * brand that set that platform's app; false otherwise (the caller answers its 404 page).
+ */
+async function serveAssociationFile(req: FastifyRequest, reply: FastifyReply, domain: string, deps: VisitDeps): Promise<boolean> {
+  const path = req.url.replace(ABSOLUTE_FORM, '').split('?')[0]!;
+  let file: unknown | null;
+  try {
+    file = await associationFileOn(deps.db, domain, path);
+  } catch (err) {
+    deps.log.error({ err }, 'could not read the app association file for the link host');
+    sendPage(reply, 503, UNAVAILABLE());
+    return true;
+  }
+  if (file === null) return false;
+  // As bytes: Fastify would add `; charset=utf-8` to a text answer, and the files are served as plain application/json.
+  const body = Buffer.from(JSON.stringify(file));
+  reply.code(200).header('content-type', 'application/json').header('content-length', String(body.length)).send(body);
+  return true;
 }
 
 /** Records a GET within the limits; a HEAD, a visit over a limit or one Redis cannot take is served without a click token. */

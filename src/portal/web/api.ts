@@ -22,7 +22,7 @@ export class ApiError extends Error {
 /** Someone listens (main.ts) and shows the login form when the session has ended. */
 export const UNAUTHORIZED_EVENT = 'portal:unauthorized';
 
-export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`/api/client${path}`, {
