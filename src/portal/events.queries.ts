@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../attribution/ledger/types';
+import { ledgerCounts } from '../attribution/reporting/counts';
 import { toPage } from '../attribution/reporting/paging';
 import { linksWithDomain } from '../attribution/links/queries';
 import type { ListReader } from '../attribution/reporting/lists';
@@ -49,6 +50,8 @@ export async function ledgerFeed(
     'brand_id = {brand:String}',
     'sandbox = {sandbox:UInt8}',
     'toDate(occurred_at) BETWEEN {start:Date32} AND {end:Date32}',
+    // A row a verified row superseded is no longer listed (docs/webhooks.md).
+    ledgerCounts('brand_id = {brand:String}'),
   ];
   const params: Record<string, unknown> = {
     brand: brandId,

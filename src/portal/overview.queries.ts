@@ -1,3 +1,4 @@
+import { ledgerCounts } from '../attribution/reporting/counts';
 import { addMoney, type Money, REFUNDS_SQL, REVENUE_SQL } from '../attribution/reporting/money';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { addDays } from '../http/query';
@@ -20,6 +21,9 @@ export type Overview = DateRange & Totals & { daily: Day[]; previous: DateRange 
  */
 type DayRow = { fact: 'clicks' | 'bot_clicks' | 'installs' | 'ledger' | 'ledger_total'; date: string; currency: string; n: number; revenue: number | null; refunds: number | null };
 
+/** Ledger rows that count: none superseded by a verified row (src/attribution/reporting/counts.ts). */
+const COUNTS = ledgerCounts('brand_id = {brand:String}');
+
 export async function overview(warehouse: Warehouse, brandId: string, range: DateRange): Promise<Overview> {
   const previous = previousRange(range);
   // Clicks are grouped by the projection's own keys (day, bot) so that ClickHouse reads the projection.
@@ -40,13 +44,13 @@ export async function overview(warehouse: Warehouse, brandId: string, range: Dat
      UNION ALL
      SELECT 'ledger', toString(toDate(occurred_at)) AS date, currency, countIf(event_type != 'refund'), ${REVENUE_SQL}, NULL
      FROM ledger FINAL
-     WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
+     WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32} AND ${COUNTS}
      GROUP BY date, currency
      UNION ALL
      SELECT 'ledger_total', if(toDate(occurred_at) >= {start:Date32}, {start:String}, {from:String}) AS date, currency,
             countIf(event_type != 'refund'), ${REVENUE_SQL}, ${REFUNDS_SQL}
      FROM ledger FINAL
-     WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
+     WHERE brand_id = {brand:String} AND sandbox = 0 AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32} AND ${COUNTS}
      GROUP BY date, currency
      ORDER BY currency`,
     { brand: brandId, start: range.start_date, from: previous.start_date, to: range.end_date },

@@ -1,5 +1,6 @@
 import type { Warehouse } from '../../warehouse/clickhouse';
 import { chDateTime } from '../../warehouse/values';
+import { ledgerCounts } from './counts';
 import { addMoney, type Money, REVENUE_SQL } from './money';
 
 export type { Money };
@@ -87,7 +88,7 @@ function ledgerSelect(column: keyof typeof ID_TYPE, range: TotalsRange | undefin
             countIf(event_type != 'refund') AS n, ${REVENUE_SQL} AS revenue
      FROM ledger FINAL
      WHERE sandbox = 0 AND brand_id IN {brands:Array(String)} AND ${column} IN {ids:Array(${ID_TYPE[column]})}
-       ${within('occurred_at', range)}
+       ${within('occurred_at', range)} AND ${ledgerCounts('brand_id IN {brands:Array(String)}')}
      GROUP BY ${column}, currency`;
 }
 

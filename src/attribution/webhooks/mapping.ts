@@ -1,19 +1,38 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { CURRENCIES, type Currency, type LedgerDraft, type LedgerEventType, MAX_TRANSACTION_ID, type Provider, UUID_SHAPED } from '../ledger/types';
+import { CURRENCIES, type Currency, type LedgerDraft, type LedgerEventType, type Provider, UUID_SHAPED } from '../ledger/types';
 import { unparseable } from './connector';
 
 /** Helpers shared by the connectors' mappings (PROVIDERS.md section 0). */
 
 /**
  * `<store>:<store id>`: one App Store purchase reported by `apple` and `revenuecat` has one key, and
- * stores' id spaces stay apart. An id over 128 characters is replaced by its SHA-256, so the key
- * stays deterministic.
+ * stores' id spaces stay apart. A key over 128 characters is kept whole: the delivery is then
+ * refused as unrecordable (isRecordableDraft), never cut or rewritten.
  */
 export function transactionKey(store: string, ...id: string[]): string {
-  const key = [store, ...id].join(':');
-  if (key.length <= MAX_TRANSACTION_ID) return key;
-  return `${store}:sha256:${createHash('sha256').update(id.join(':')).digest('hex')}`;
+  return [store, ...id].join(':');
+}
+
+/** What a connector answers for a value it cannot record as sent (docs/webhooks.md, "Amounts"). */
+const unrecordable = () => unparseable('unrecordable_values');
+
+/**
+ * A money amount sent as decimal text (Shopify: `"64.00"`), or a plain JSON number. Anything
+ * else (`""`, `"0x10"`, `"1e3"`, `" 5"`) is unrecordable, never coerced by `Number()`.
+ */
+export function decimalAmount(value: unknown): number {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)) return Number(value);
+  throw unrecordable();
+}
+
+/**
+ * An amount in a currency's smallest unit (Stripe): an integer JSON carried exactly. `1.5`
+ * cents, text, or an integer beyond 2^53 (9007199254740993 parses as ...992) is unrecordable.
+ */
+export function minorUnits(value: unknown): number {
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
+  throw unrecordable();
 }
 
 /**

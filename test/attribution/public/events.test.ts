@@ -41,7 +41,13 @@ describe('POST /api/public/attribution/events: acceptance', () => {
   it('records every event type, purchase when absent or blank, and refuses others with 422 invalid_event_type', async () => {
     for (const event_type of EVENT_TYPES) {
       const tx = uniqueId(event_type);
+      // A refund needs the public purchase of its transaction (docs/api.md, "Refunds").
+      if (event_type === 'refund') await recordEvent({ transaction_id: tx, amount: 5 });
       await recordEvent({ event_type, transaction_id: tx, amount: 5 });
+      if (event_type === 'refund') {
+        expect((await ledgerRows(tx)).map((r) => r.event_type)).toEqual(['purchase', 'refund']);
+        continue;
+      }
       expect((await ledgerRow(tx)).event_type).toBe(event_type);
     }
     for (const absent of [{}, { event_type: null }, { event_type: ' ' }]) {
@@ -122,11 +128,18 @@ describe('POST /api/public/attribution/events: acceptance', () => {
     expect(await ledgerRows(tx)).toHaveLength(1);
   });
 
-  it('strips and cuts transaction ids to 128 characters; numeric ids are text; no id is never deduplicated', async () => {
-    const long = `${uniqueId('long')}${'y'.repeat(200)}`;
-    await recordEvent({ transaction_id: ` ${long} `, amount: 1 });
-    expect(await ledgerRows(long.slice(0, 128))).toHaveLength(1);
-    expect((await event({ transaction_id: long.slice(0, 128), amount: 1 })).json().duplicate).toBe(true);
+  it('strips transaction ids and refuses those over 128 characters (never cut); numeric ids are text; no id is never deduplicated', async () => {
+    const id128 = `${uniqueId('long')}${'y'.repeat(200)}`.slice(0, 128);
+    await recordEvent({ transaction_id: ` ${id128} `, amount: 1 });
+    expect(await ledgerRows(id128)).toHaveLength(1);
+    expect((await event({ transaction_id: id128, amount: 1 })).json().duplicate).toBe(true);
+    // 129 characters sharing the first 128 with the order above: refused, not merged into it.
+    for (const long of [`${id128}z`, `${uniqueId('long')}${'y'.repeat(300)}`]) {
+      const res = await event({ transaction_id: long, amount: 1 });
+      expect(res.statusCode).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_transaction_id' });
+    }
+    expect(await ledgerRows(id128)).toHaveLength(1);
 
     const order = Date.now();
     await recordEvent({ transaction_id: order, amount: 1 });
@@ -298,17 +311,55 @@ describe('events: refunds', () => {
     expect(refund).toMatchObject({ link_id: acme.web.id, creator_id: acme.creator.id, resolution_method: 'click', click_token: token });
     // A negative amount stays negative.
     const neg = uniqueId('neg');
+    await recordEvent({ transaction_id: neg, amount: 7 });
     await recordEvent({ event_type: 'refund', transaction_id: neg, amount: -7 });
-    expect((await ledgerRow(neg)).amount).toBe(-7);
+    expect((await ledgerRows(neg)).map((r) => Number(r.amount))).toEqual([7, -7]);
   });
 
-  it('a refund with attribution of its own keeps it', async () => {
+  it("a refund takes the purchase's attribution and currency, never a code or currency of its own", async () => {
     const tx = uniqueId('refund-own');
     const token = await click(t, { domain: acme.hostname, slug: 'maya' });
-    await recordEvent({ transaction_id: tx, click_token: token, amount: 10 });
-    await recordEvent({ event_type: 'refund', transaction_id: tx, code: acme.code.label, amount: 10 });
+    await recordEvent({ transaction_id: tx, click_token: token, amount: 10, currency: 'GBP' });
+    await recordEvent({ event_type: 'refund', transaction_id: tx, code: acme.code.label, amount: 10, currency: 'USD' });
     const refund = (await ledgerRows(tx)).find((r) => r.event_type === 'refund')!;
-    expect(refund).toMatchObject({ resolution_method: 'code', code_id: acme.code.id, link_id: null });
+    expect(refund).toMatchObject({ resolution_method: 'click', code_id: null, link_id: acme.web.id, currency: 'GBP' });
+    // An unattributed purchase's refund stays unattributed, whatever code it types.
+    const plain = uniqueId('refund-plain');
+    await recordEvent({ transaction_id: plain, amount: 10 });
+    await recordEvent({ event_type: 'refund', transaction_id: plain, code: acme.code.label, amount: 10 });
+    expect((await ledgerRows(plain)).find((r) => r.event_type === 'refund')).toMatchObject({ resolution_method: 'unattributed', code_id: null });
+  });
+
+  it('refuses a refund with no public purchase of its transaction, or over its amount: 422 invalid_refund, nothing recorded', async () => {
+    const pgRows = (tx: string) => t.services.db.selectFrom('ledger_events').select(['event_type', 'amount']).where('transaction_id', '=', tx).execute();
+    const refund = (body: Record<string, unknown>) => event({ event_type: 'refund', ...body });
+    // The probes: 999,999,999 against nothing, 1,000,000 typed with a code against a 100 USD purchase.
+    const none = uniqueId('no-purchase');
+    for (const body of [{ transaction_id: none, amount: 999_999_999 }, { amount: 5 }, { transaction_id: none, amount: 1, code: acme.code.label }]) {
+      const res = await refund(body);
+      expect(res.statusCode, JSON.stringify(body)).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_refund' });
+    }
+    expect(await pgRows(none)).toEqual([]);
+    const tx = uniqueId('small-purchase');
+    await recordEvent({ transaction_id: tx, amount: 100, currency: 'USD' });
+    for (const amount of [1_000_000, 100.01, -100.01]) {
+      const res = await refund({ transaction_id: tx, amount, code: acme.code.label });
+      expect(res.statusCode, String(amount)).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_refund' });
+    }
+    // Another event type of the transaction is no purchase.
+    const signup = uniqueId('signup');
+    await recordEvent({ event_type: 'signup', transaction_id: signup, amount: 0 });
+    expect((await refund({ transaction_id: signup, amount: 0 })).json()).toEqual({ error: 'invalid_refund' });
+    // Checks in order: the amount's bounds, then the key (a duplicate), then the purchase.
+    expect((await refund({ transaction_id: tx, amount: 1_000_000_001 })).json()).toEqual({ error: 'invalid_amount' });
+    await recordEvent({ event_type: 'refund', transaction_id: tx, amount: 100 });
+    expect((await refund({ transaction_id: tx, amount: 1_000_000 })).json()).toEqual({ ok: true, duplicate: true });
+    expect((await pgRows(tx)).map((r) => [r.event_type, Number(r.amount)])).toEqual([
+      ['purchase', 100],
+      ['refund', -100],
+    ]);
   });
 });
 
@@ -362,6 +413,12 @@ describe('events: amount bounds (CONTRACT 10)', () => {
     ];
     for (const [money, stored] of cases) {
       const tx = uniqueId('edge-amt');
+      if (money.event_type === 'refund') {
+        await recordEvent({ transaction_id: tx, amount: 1_000_000_000 });
+        await recordEvent({ transaction_id: tx, ...money });
+        expect(Number((await ledgerRows(tx)).find((r) => r.event_type === 'refund')!.amount), JSON.stringify(money)).toBe(stored);
+        continue;
+      }
       await recordEvent({ transaction_id: tx, ...money });
       expect((await ledgerRow(tx)).amount, JSON.stringify(money)).toBe(stored);
     }

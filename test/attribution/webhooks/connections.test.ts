@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(async () => destroyTestService(t));
 
 const portal = (cookie: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
-  t.request({ method, url: `/api/client/attribution/connections${url}`, headers: { cookie }, ...(payload ? { payload } : {}) });
+  t.request({ method, url: `/api/client/attribution/connections${url}`, headers: { cookie, origin: new URL(t.config.publicBaseUrl).origin }, ...(payload ? { payload } : {}) });
 
 describe('portal connections (SPEC 4.4, CONTRACT 8)', () => {
   let stripe: Connection;

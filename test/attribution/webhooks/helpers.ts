@@ -31,7 +31,7 @@ export async function brandWithSession(t: TestService, name = 'Acme') {
 }
 
 export async function connect(t: TestService, cookie: string, body: Record<string, unknown>): Promise<Connection> {
-  const res = await t.request({ method: 'POST', url: '/api/client/attribution/connections', headers: { cookie }, payload: body });
+  const res = await t.request({ method: 'POST', url: '/api/client/attribution/connections', headers: { cookie, origin: new URL(t.config.publicBaseUrl).origin }, payload: body });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { money, parseJsonKeepingBigIntegers, transactionKey, userId, uuidOrNull } from '../../../src/attribution/webhooks/mapping';
+import { decimalAmount, minorUnits, money, parseJsonKeepingBigIntegers, transactionKey, userId, uuidOrNull } from '../../../src/attribution/webhooks/mapping';
 import { SecretBox } from '../../../src/attribution/webhooks/secret-box';
 
 describe('connector helpers', () => {
@@ -15,11 +15,21 @@ describe('connector helpers', () => {
     expect(() => parseJsonKeepingBigIntegers(Buffer.from('{"id":'))).toThrow();
   });
 
-  it('builds <store>:<id> keys of at most 128 characters, deterministically', () => {
+  it('builds <store>:<id> keys, never cut (a key over 128 characters is refused when recorded)', () => {
     expect(transactionKey('apple', '2000000871234567')).toBe('apple:2000000871234567');
-    const long = transactionKey('stripe', 'x'.repeat(200));
-    expect(long.length).toBeLessThanOrEqual(128);
-    expect(transactionKey('stripe', 'x'.repeat(200))).toBe(long);
+    expect(transactionKey('stripe', 'x'.repeat(200))).toBe(`stripe:${'x'.repeat(200)}`);
+  });
+
+  it('reads amounts only in the provider\'s own form, never coercing', () => {
+    expect(decimalAmount('64.00')).toBe(64);
+    expect(decimalAmount(12.5)).toBe(12.5);
+    for (const bad of ['', '0x10', '1e3', ' 5', '-5', '5.', null, undefined, true, Number.NaN]) {
+      expect(() => decimalAmount(bad), String(bad)).toThrow('unrecordable_values');
+    }
+    expect(minorUnits(4900)).toBe(4900);
+    for (const bad of [1.5, '4900', 9007199254740993, null, Number.POSITIVE_INFINITY]) {
+      expect(() => minorUnits(bad), String(bad)).toThrow('unrecordable_values');
+    }
   });
 
   it('keeps supported currencies, else the provider\'s USD figure, else the number as USD', () => {

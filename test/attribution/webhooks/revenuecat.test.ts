@@ -83,6 +83,13 @@ describe('RevenueCat authentication', () => {
     const other = await brandWithSession(t, 'NoSecret');
     const open = await connect(t, other.cookie, { provider: 'revenuecat' });
     expect((await deliver(t, open.webhook_url, rcEvent({ type: 'TEST' }))).status).toBe(200);
+    // The probe: 99,999,999,999,999 USD on the URL token alone is beyond the bound; nothing recorded.
+    const huge = rcEvent({ transaction_id: '2000000899999999', currency: 'USD', price: 99_999_999_999_999, price_in_purchased_currency: 99_999_999_999_999 });
+    expect(await deliver(t, open.webhook_url, huge)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    expect(await connectionOf(t, other.cookie, open.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
+    const refund = rcEvent({ type: 'CANCELLATION', cancel_reason: 'CUSTOMER_SUPPORT', currency: 'USD', price: -1_000_000_000.5, price_in_purchased_currency: -1_000_000_000.5 });
+    expect((await deliver(t, open.webhook_url, refund)).status).toBe(422);
+    expect(await ledgerRows(t, other.brandId)).toEqual([]);
   });
 });
 

@@ -92,6 +92,28 @@ describe('Shopify authentication', () => {
       .execute();
     expect(rows).toEqual([]);
   });
+
+  it('refuses amounts beyond 1,000,000,000 and totals that are not decimal text ("", "0x10"), never coercing them; records the bound itself', async () => {
+    const probes: [string, unknown][] = [
+      ['5523000000100', ''],
+      ['5523000000101', '0x10'],
+      ['5523000000102', '1e3'],
+      ['5523000000103', '1000000000.01'],
+      ['5523000000104', ' 5'],
+      ['5523000000105', null],
+    ];
+    for (const [id, total] of probes) {
+      expect(await send(order(id, { total_price: total })), JSON.stringify(total)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    }
+    expect(await connectionOf(t, brand.cookie, shopify.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
+    // A refund's transaction amounts likewise.
+    const refund = JSON.stringify({ id: 9001, order_id: 5523000000100, created_at: '2026-01-02T00:00:00Z', transactions: [{ kind: 'refund', status: 'success', amount: '0x10', currency: 'AUD' }] });
+    expect(await send(refund, 'refunds/create')).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    const ids = probes.map(([id]) => `shopify:order:${id}`);
+    expect(await t.services.db.selectFrom('ledger_events').select('id').where('transaction_id', 'in', ids).execute()).toEqual([]);
+    expect(await send(order('5523000000106', { total_price: '1000000000.00' }))).toEqual({ status: 200, body: { ok: true, recorded: 1, ignored: 0 } });
+    expect(Number((await ledgerRow(t, brand.brandId, 'purchase', 'shopify:order:5523000000106')).amount)).toBe(1_000_000_000);
+  });
 });
 
 describe('Shopify mapping (PROVIDERS.md 4)', () => {

@@ -108,6 +108,27 @@ describe('Stripe signatures', () => {
   });
 });
 
+describe('Stripe amounts (docs/webhooks.md, "Amounts")', () => {
+  it('refuses amounts that are not integers in minor units JSON carried exactly, or beyond 1,000,000,000, never coercing them', async () => {
+    const ids: string[] = [];
+    for (const amount_total of [1.5, 9007199254740993, '4900', 100_000_000_001]) {
+      const s = session({ amount_total, currency: 'usd' });
+      ids.push(`stripe:${s.id}`);
+      expect(await send(stripeEvent('checkout.session.completed', s)), String(amount_total)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
+    }
+    expect(await connectionOf(t, brand.cookie, stripe.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
+    const charge = { id: 'ch_frac', amount_refunded: 10.5, currency: 'usd', payment_intent: 'pi_frac' };
+    expect((await send(stripeEvent('charge.refunded', charge))).body).toEqual({ error: 'unrecordable_values' });
+    const invoice = { id: 'in_frac', billing_reason: 'subscription_cycle', amount_paid: 0.5, currency: 'usd' };
+    expect((await send(stripeEvent('invoice.paid', invoice))).body).toEqual({ error: 'unrecordable_values' });
+    expect(await t.services.db.selectFrom('ledger_events').select('id').where('transaction_id', 'in', [...ids, 'stripe:in_frac']).execute()).toEqual([]);
+    // The bound itself is recorded.
+    const edge = session({ amount_total: 100_000_000_000, currency: 'usd' });
+    expect((await send(stripeEvent('checkout.session.completed', edge))).body).toMatchObject({ recorded: 1 });
+    expect((await ledgerRow(t, brand.brandId, 'purchase', `stripe:${edge.id}`)).amount).toBe('1000000000.0000');
+  });
+});
+
 describe('Stripe mapping (PROVIDERS.md 3)', () => {
   it('checkout.session.completed (paid) → purchase; the click token in client_reference_id credits the link', async () => {
     const s = session({ client_reference_id: clickToken, payment_intent: 'pi_100' });

@@ -49,7 +49,7 @@ const transaction = z.looseObject({
   transactionId: z.string().min(1),
   originalTransactionId: z.string().nullish(),
   purchaseDate: z.number().nullish(),
-  price: z.number().nullish(),
+  price: z.number().int().nullish(), // milliunits: an integer JSON carried exactly
   currency: z.string().nullish(),
   appAccountToken: z.string().nullish(),
   offerDiscountType: z.string().nullish(),

@@ -5,6 +5,7 @@ import { type Connector, type Handlers, ignored, type MapContext, mapByType, row
 import {
   clickToken,
   dateString,
+  decimalAmount,
   money,
   parseJsonKeepingBigIntegers,
   read,
@@ -36,7 +37,8 @@ const id = z.union([z.string(), z.number()]).transform(String);
 const order = z.looseObject({
   id,
   admin_graphql_api_id: z.string().nullish(),
-  total_price: z.union([z.string(), z.number()]).transform(Number),
+  // Decimal text in the shop's currency: read by decimalAmount, never coerced.
+  total_price: z.unknown(),
   currency: z.string().nullish(),
   financial_status: z.string().nullish(),
   test: z.boolean().nullish(),
@@ -59,7 +61,7 @@ const refund = z.looseObject({
       z.looseObject({
         kind: z.string().nullish(),
         status: z.string().nullish(),
-        amount: z.union([z.string(), z.number()]).transform(Number),
+        amount: z.unknown(),
         currency: z.string().nullish(),
         test: z.boolean().nullish(),
       }),
@@ -70,7 +72,7 @@ const refund = z.looseObject({
 const paidOrder = async (e: ShopifyEvent, ctx: MapContext<Settings>) => {
   const o = read(order, e.body);
   const notes = noteAttributes(o);
-  const paid = money(o.total_price, o.currency);
+  const paid = money(decimalAmount(o.total_price), o.currency);
   return rows({
     eventType: 'purchase',
     transactionId: transactionKey('shopify', 'order', shopifyId(o.admin_graphql_api_id, o.id)),
@@ -93,7 +95,7 @@ const handlers: Handlers<ShopifyEvent, Settings> = {
   'refunds/create': (e) => {
     const r = read(refund, e.body);
     const refundTransactions = r.transactions.filter((t) => t.kind === 'refund' && t.status === 'success');
-    const total = refundTransactions.reduce((sum, t) => sum + t.amount, 0);
+    const total = refundTransactions.reduce((sum, t) => sum + decimalAmount(t.amount), 0);
     if (!(total > 0)) return ignored('refund without money');
     const refunded = money(total, refundTransactions[0]?.currency);
     return rows({

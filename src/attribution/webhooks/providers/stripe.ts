@@ -6,6 +6,7 @@ import { type Connector, type Handlers, ignored, type LedgerReference, mapByType
 import {
   clickToken,
   fromEpochSeconds,
+  minorUnits,
   money,
   optionalKey,
   parseJson,
@@ -49,7 +50,8 @@ const checkoutSession = z.looseObject({
   id: z.string(),
   mode: z.string().nullish(),
   payment_status: z.string().nullish(),
-  amount_total: z.number().nullish(),
+  // Amounts are integers in the currency's smallest unit: read by minorUnits, never coerced.
+  amount_total: z.unknown(),
   currency: z.string().nullish(),
   client_reference_id: z.string().nullish(),
   customer: expandable,
@@ -62,7 +64,7 @@ type CheckoutSession = z.output<typeof checkoutSession>;
 const invoice = z.looseObject({
   id: z.string(),
   billing_reason: z.string().nullish(),
-  amount_paid: z.number(),
+  amount_paid: z.unknown().transform(minorUnits),
   currency: z.string(),
   customer: expandable,
   status_transitions: z.looseObject({ paid_at: z.number().nullish() }).nullish(),
@@ -82,7 +84,7 @@ type Invoice = z.output<typeof invoice>;
 
 const charge = z.looseObject({
   id: z.string(),
-  amount_refunded: z.number(),
+  amount_refunded: z.unknown().transform(minorUnits),
   currency: z.string(),
   customer: expandable,
   payment_intent: expandable,
@@ -117,7 +119,7 @@ const handlers: Handlers<StripeEvent, Settings> = {
   // One event per refund of a charge; each carries the charge's cumulative amount_refunded.
   'charge.refunded': (e) => {
     const c = read(charge, e.data.object);
-    const before = read(z.number().default(0), e.data.previous_attributes?.amount_refunded);
+    const before = minorUnits(e.data.previous_attributes?.amount_refunded ?? 0);
     const refunded = stripeMoney(c.amount_refunded - before, c.currency);
     if (refunded.amount <= 0) return ignored('no newly refunded amount');
     const draft: LedgerDraft = {
@@ -182,7 +184,7 @@ export const stripe: Connector<Settings, Buffer, StripeEvent> = {
 
 function sessionRow(e: StripeEvent, s: CheckoutSession, eventType: LedgerEventType): Mapped {
   const transactionId = transactionKey('stripe', s.id);
-  const paid = stripeMoney(s.amount_total ?? 0, s.currency ?? 'usd');
+  const paid = stripeMoney(s.amount_total == null ? 0 : minorUnits(s.amount_total), s.currency ?? 'usd');
   const ownReference = clickToken(s.client_reference_id) ? null : s.client_reference_id;
   const references: LedgerReference[] = [optionalKey('stripe', s.payment_intent), optionalKey('stripe', s.invoice)]
     .filter((key): key is string => key !== null)
