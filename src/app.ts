@@ -8,6 +8,7 @@ import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
 import { LinkOpens } from './attribution/links/opens';
 import { createWebhookServices } from './attribution/outbound-webhooks/service';
+import { LinkOpens } from './attribution/links/opens';
 import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
 import { publicAttributionRoutes } from './attribution/public';
@@ -127,7 +128,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // The ledger's credit sources: installs and events then share one memo of links.
   const installs = new InstallRecorder({ db, queues, log, credit: ledger.credit, recentAppClicks });
   const pixelKeys = new PixelKeys(db);
-  const publicDeps = { pixelKeys, clicks, installs, ledger, rateLimiter, secretKey, log };
+  const publicDeps = { pixelKeys, clicks, installs, ledger, opens: new LinkOpens(db), rateLimiter, secretKey, log };
   await app.register(publicAttributionRoutes, { ...publicDeps, trustProxy: config.trustProxy, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, { publicBaseUrl });

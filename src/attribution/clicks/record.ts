@@ -24,6 +24,8 @@ export type Visit = {
   country?: string | null;
   ip?: string | null;
   bot: boolean;
+  /** The device's platform when the caller knows it (an app's open), over the user agent's. */
+  platform?: DevicePlatform | null;
 };
 
 /** Where to send the visitor (SPEC 4.2, POST /clicks answer); no click token when the visit was not recorded. */
@@ -63,7 +65,7 @@ export class ClickRecorder {
   async record(link: ServedLink, visit: Visit, at = new Date()): Promise<ClickAnswer & { click_token: string }> {
     const { secretKey, queues, recentAppClicks } = this.deps;
     const token = mintClickToken(secretKey, link.id, { bot: visit.bot });
-    const platform = platformFromUserAgent(visit.userAgent);
+    const platform = visit.platform ?? platformFromUserAgent(visit.userAgent);
     const utm = utmFromQuery(visit.query);
     // The IP is kept, as a keyed hash only, for people's clicks on app links: it feeds the install IP match.
     const visitorIpHash = link.type === 'app' && !visit.bot ? ipHash(secretKey, visit.ip) : '';

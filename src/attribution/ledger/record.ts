@@ -7,6 +7,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { type Credit, type CreditColumns, CreditSources, codeCredit, countCodeCredits, creditColumns, linkCredit, UNATTRIBUTED } from './credit';
 import { type LedgerRow, ledgerFact } from './fact';
 import { keptInstallId } from '../installs/record';
+import { LinkOpens } from '../links/opens';
 import { AcceptedRows, queueOutboxFact } from '../../queues/outbox/accept';
 import {
   EVENT_TYPES,
@@ -101,6 +102,8 @@ export type LedgerDeps = { db: Db; queues: Queues; log: Logger; credit: CreditSo
 export class Ledger {
   /** New rows get back their id's recorded time and the amount as Postgres rounded it. */
   private readonly accepted: AcceptedRows<NewLedgerRow, Pick<LedgerRow, 'amount' | 'supersedes' | 'recorded_at'>>;
+  /** Opens of creator links by installed apps, read in Postgres so a purchase right after one finds it. */
+  private readonly opens: LinkOpens;
 
   constructor(private readonly deps: LedgerDeps) {
     this.accepted = new AcceptedRows(deps.db, {
@@ -113,6 +116,7 @@ export class Ledger {
       alongside: { reads: ['code_id'], cte: countCodeCredits() },
       select: supersedingSelect,
     });
+    this.opens = new LinkOpens(deps.db);
   }
 
   /** The credit sources the ledger attributes with, shared with the install recorder (one link memo per process). */
@@ -180,6 +184,8 @@ export class Ledger {
     const clickedLink = await credit.clickToken(brandId, event.clickToken);
     if (clickedLink) return fromCredit(linkCredit('click', clickedLink), event.clickToken);
     if (event.eventType === 'purchase') {
+      const opened = await this.openedLink(brandId, event);
+      if (opened) return opened;
       const inherited = await this.installAttribution(brandId, event.externalUserId);
       if (inherited) return inherited;
     }
@@ -190,6 +196,16 @@ export class Ledger {
       if (refunded) return refunded;
     }
     return fromCredit(UNATTRIBUTED);
+  }
+
+  /**
+   * Credit after an open (docs/api.md, "Opens"): the link the user's recorded install last opened
+   * in the 7 days up to the purchase, credited as its click token would be.
+   */
+  private async openedLink(brandId: string, event: NormalizedEvent): Promise<Attribution | null> {
+    const open = await this.opens.creditFor(brandId, event.externalUserId, event.occurredAt);
+    const link = open && (await this.deps.credit.links.byId(open.linkId));
+    return open && link?.brandId === brandId ? fromCredit(linkCredit('click', link), open.clickToken) : null;
   }
 
   /** Purchase inheritance (SPEC 3.2): the link, creator, code, method and confidence of the user's install. */

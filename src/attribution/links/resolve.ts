@@ -19,6 +19,8 @@ export type ServedLink = {
   destinationUrl: string;
   iosUrl: string | null;
   androidUrl: string | null;
+  /** Where an installed app opens on this link (POST /opens answers it), or null. */
+  deepLink?: string | null;
 };
 
 /**
@@ -96,6 +98,7 @@ export class ClickLinks {
         'l.destination_url as destinationUrl',
         'l.ios_url as iosUrl',
         'l.android_url as androidUrl',
+        'l.deep_link as deepLink',
         'l.active',
       ])
       .where('d.hostname', 'in', [...new Set(clicks.map((c) => c.domain))])

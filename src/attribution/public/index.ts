@@ -7,6 +7,7 @@ import { clickRoutes } from './clicks.routes';
 import type { PublicDeps } from './deps';
 import { eventRoutes } from './events.routes';
 import { installRoutes } from './installs.routes';
+import { openRoutes } from './opens.routes';
 
 /**
  * /api/public/attribution: clicks, installs and events, with no credential beyond the public pixel
@@ -32,7 +33,7 @@ export async function publicAttributionRoutes(app: FastifyInstance, deps: Public
   // CONTRACT 10: every POST per client IP, counted before the body is read (so a body refused
   // unread carries the headers too); installs and events also per pixel key, once it is read.
   const routes = (...paths: string[]) => new Set(paths.map((path) => `${app.prefix}${path}`));
-  const perIp = routes('/clicks', '/installs', '/events');
+  const perIp = routes('/clicks', '/installs', '/events', '/opens');
   const perPixelKey = routes('/installs', '/events');
   const limit = (reply: FastifyReply, kind: RateLimitKind, id: string, done: (err?: Error) => void) =>
     enforceRateLimit(reply, deps.rateLimiter, kind, id).then(() => done(), done);
@@ -47,5 +48,5 @@ export async function publicAttributionRoutes(app: FastifyInstance, deps: Public
   });
 
   // Each handler reads its body itself: SPEC 7 names a code per refused field.
-  mountRoutes(app, [...clickRoutes(deps), ...installRoutes(deps), ...eventRoutes(deps)], { queryErrors: 'invalid_request', bodies: 'handler' });
+  mountRoutes(app, [...clickRoutes(deps), ...installRoutes(deps), ...eventRoutes(deps), ...openRoutes(deps)], { queryErrors: 'invalid_request', bodies: 'handler' });
 }
