@@ -15,6 +15,7 @@ import { publicAttributionRoutes } from './attribution/public';
 import { PixelKeys } from './attribution/public/pixel-keys';
 import { webhookRoutes } from './attribution/webhooks/routes';
 import { dataApiRoutes } from './data-api';
+import { demoImageRoutes } from './demo/images.routes';
 import { bullBoardRoutes } from './http/bull-board';
 import { apiDocsRoutes } from './http/api-docs';
 import { docsRoutes } from './http/docs';
@@ -133,6 +134,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(pixelRoutes);
   await app.register(docsRoutes, { publicBaseUrl });
   await app.register(apiDocsRoutes);
+  await app.register(demoImageRoutes);
   await app.register(webhookRoutes, {
     db,
     secretKey,

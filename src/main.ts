@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { startWorkerThread, type Workers } from '../workers';
 import { buildApp } from './app';
 import { type Config, ConfigError, loadConfig } from './config';
-import { loadDemoOnFirstStart } from './demo';
+import { type DemoBrand, describeDemo, loadDemoOnFirstStart } from './demo';
 import { createLogger } from './logger';
 import { checkRedisDatabase, closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
 import { RELEASE_WAIT_MS, waitForRelease } from './wait-for-release';
@@ -42,11 +42,20 @@ async function main(mode: Mode): Promise<void> {
     running.app = await buildApp(services);
     const address = await listen(running.app, config, log);
     console.log(`svc listening on ${address}`);
-    await loadDemoOnFirstStart(services, running.app);
+    const demo = await loadDemoOnFirstStart(services, running.app);
+    // Last, after the demo's seeding: what a newcomer opens next.
+    console.log(`\n${startBanner(config, demo, Number(new URL(address).port))}\n`);
   }
 }
 
 type Running = { app?: FastifyInstance; workers?: Workers };
+
+/** Where the service answers (PUBLIC_BASE_URL): its portal and API reference, then the demo brand loaded, if any. */
+function startBanner(config: Config, demo: DemoBrand[], port: number): string {
+  const base = config.publicBaseUrl;
+  const lines = [`svc is running at ${base}`, `  Portal:       ${base}/portal/`, `  API docs:     ${base}/docs/api`].join('\n');
+  return demo.length ? `${lines}\n\n${describeDemo(demo, base, port)}` : lines;
+}
 
 /** Listens on the configured address, waiting for a port a predecessor still holds (waitForRelease). */
 function listen(app: FastifyInstance, config: Config, log: Services['log']): Promise<string> {

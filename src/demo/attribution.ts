@@ -1,8 +1,8 @@
 import type { ClickRecorder } from '../attribution/clicks/record';
 
 /**
- * Attribution data for a demo brand over the last 90 days: a vanity domain, a web link and a
- * code per creator, clicks through the click path of POST /clicks, installs and purchases (some
+ * Attribution data for a demo brand over the last 90 days: an operator domain under `localhost`, a
+ * web link and a code per creator and one app link, clicks through the click path of POST /clicks, installs and purchases (some
  * refunded) through the pixel's endpoints, so the portal's chart shows a believable curve.
  */
 type Post = <T>(url: string, payload: unknown) => Promise<T>;
@@ -30,32 +30,50 @@ function clicksOn(daysAgo: number, dayStart: number, posts: number[], rnd: Rando
   return Math.round(2.5 * growth * weekend * (1 + bursts) * (0.6 + 0.8 * rnd.next()));
 }
 
+/** The demo brand's links: on an operator domain under `localhost`, which browsers send to this machine. */
+export type DemoLinks = { hostname: string; web: string; app: string };
+
+/**
+ * The demo domain's name, from the brand's id (a second seed-demo gets its own): `go-<8 hex>.localhost`.
+ * Every name under `localhost` resolves to the visitor's own machine, so the link host answers it locally.
+ */
+export const demoHostname = (brandId: string) => `go-${brandId.replace(/[^a-z0-9]/gi, '').slice(0, 8).toLowerCase()}.localhost`;
+
 export async function seedAttribution(
   post: Post,
   clicks: ClickRecorder,
-  brand: { id: string; pixel_key: string },
+  brand: { id: string; pixel_key: string; name: string },
   creators: { id: string }[],
   rnd: Random,
   now: Date,
-): Promise<void> {
-  const hostname = `go-${brand.id.slice(0, 8)}.demo.test`;
+): Promise<DemoLinks> {
+  const hostname = demoHostname(brand.id);
+  // Registered by the operator (the internal API): trusted, served at once.
   const domain = await post<{ id: string }>('/api/internal/attribution-domains', { hostname, brand_id: brand.id });
   const today = Math.floor(now.getTime() / DAY_MS) * DAY_MS;
   // Never after `now`: the pixel refuses events from the future.
   const before = (ms: number) => Math.min(ms, now.getTime() - 1000);
   const made: Click[] = [];
   const codes: string[] = [];
-  for (const [i, creator] of creators.slice(0, 4).entries()) {
-    const slug = `c${i + 1}`;
+  const app = brand.name.toLowerCase().replace(/[^a-z0-9]+/g, '');
+  const links: { creator: { id: string }; slug: string; type: 'web' | 'app'; share: number }[] = creators
+    .slice(0, 4)
+    .map((creator, i) => ({ creator, slug: `c${i + 1}`, type: 'web', share: 1 }));
+  // One app link: its visitors get the smart install page with both stores.
+  if (creators[0]) links.push({ creator: creators[0], slug: 'app', type: 'app', share: 0.5 });
+  for (const { creator, slug, type, share } of links) {
     await post('/api/internal/attribution-links', {
       brand_id: brand.id,
       creator_id: creator.id,
       domain_id: domain.id,
       slug,
-      type: 'web',
-      destination_url: 'https://shop.example.com/landing',
+      type,
+      destination_url: type === 'web' ? 'https://shop.example.com/landing' : 'https://shop.example.com/app',
+      ...(type === 'app'
+        ? { ios_url: 'https://apps.apple.com/app/id6450000001', android_url: `https://play.google.com/store/apps/details?id=com.example.${app || 'demo'}` }
+        : {}),
     });
-    codes.push((await post<{ label: string }>('/api/internal/attribution-codes', { brand_id: brand.id, creator_id: creator.id })).label);
+    if (type === 'web') codes.push((await post<{ label: string }>('/api/internal/attribution-codes', { brand_id: brand.id, creator_id: creator.id })).label);
     const link = await clicks.link(hostname, slug);
     if (!link) throw new Error(`the demo link ${hostname}/${slug} is not served`);
     const posts = Array.from({ length: rnd.int(3, 7) }, () => rnd.int(0, DAYS - 1));
@@ -63,7 +81,7 @@ export async function seedAttribution(
       const dayStart = today - daysAgo * DAY_MS;
       // Today so far only.
       const span = Math.min(DAY_MS, now.getTime() - dayStart);
-      const count = Math.round((clicksOn(daysAgo, dayStart, posts, rnd) * span) / DAY_MS);
+      const count = Math.round((share * clicksOn(daysAgo, dayStart, posts, rnd) * span) / DAY_MS);
       const times = Array.from({ length: count }, () => dayStart + rnd.next() * span);
       const visit = () => ({
         query: `utm_source=${rnd.pick(SOURCES)}&utm_medium=creator`,
@@ -100,4 +118,5 @@ export async function seedAttribution(
     await post('/api/public/attribution/events', { ...purchase, occurred_at: iso(at) });
     if (i % 12 === 11) await post('/api/public/attribution/events', { ...purchase, event_type: 'refund', occurred_at: iso(at + rnd.int(1, 7) * DAY_MS) });
   }
+  return { hostname, web: 'c1', app: 'app' };
 }

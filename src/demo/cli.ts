@@ -39,7 +39,7 @@ export async function seedDemoCommand(args: string[]): Promise<void> {
   const workers = startWorkers({ redisUrl: config.redisUrl, prefix: config.queuePrefix, warehouse: services.warehouse, db: services.db, log });
   try {
     const brands = await loadDemo(services, app, size);
-    console.log(describeDemo(brands, config.publicBaseUrl));
+    console.log(describeDemo(brands, config.publicBaseUrl, config.port));
   } finally {
     await app.close();
     await workers.close();

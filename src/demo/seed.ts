@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { QUIET_REQUEST } from '../http/request-log';
 import { PLATFORMS, type Platform } from '../platforms';
-import { seedAttribution } from './attribution';
+import { type DemoLinks, seedAttribution } from './attribution';
+import { demoLogoUrl, demoThumbnailUrl } from './images.routes';
 
 /**
  * A synthetic but plausible data set, loaded through the internal set-up endpoints so it takes
@@ -10,7 +12,10 @@ import { seedAttribution } from './attribution';
  */
 
 export type DemoSize = { brands: number; creators: number; placements: number; days: number };
-export type DemoBrand = { id: string; name: string; apiKey: string; portal: { email: string; password: string } };
+export type DemoBrand = { id: string; name: string; apiKey: string; pixelKey: string; portal: { email: string; password: string }; links: DemoLinks };
+
+/** Where the seeded data points: the service's public address (its images) and when "now" is. */
+export type SeedOptions = { publicBaseUrl: string; now?: Date };
 
 /** The set-up endpoints take at most this many items per request (CONTRACT 4). */
 const BATCH = 10_000;
@@ -48,10 +53,12 @@ function generator(seed: number) {
 type Creator = { id: string; platforms: Platform[] };
 type Placement = { id: string; platform: Platform; postedAt: Date };
 
-export async function seedDemo(app: FastifyInstance, adminToken: string, size: DemoSize, now = new Date()): Promise<DemoBrand[]> {
+export async function seedDemo(app: FastifyInstance, adminToken: string, size: DemoSize, { publicBaseUrl, now = new Date() }: SeedOptions): Promise<DemoBrand[]> {
   const rnd = generator(size.brands * 7919 + size.creators * 104_729 + size.placements);
   const post = async <T>(url: string, payload: unknown): Promise<T> => {
-    const res = await app.inject({ method: 'POST', url, payload: payload as object, headers: { authorization: `Bearer ${adminToken}` } });
+    // Not request-logged: a start's banner would come after a line per set-up call.
+    const headers = { authorization: `Bearer ${adminToken}`, [QUIET_REQUEST.header]: QUIET_REQUEST.token };
+    const res = await app.inject({ method: 'POST', url, payload: payload as object, headers });
     if (res.statusCode >= 300) throw new Error(`POST ${url} answered ${res.statusCode}: ${res.body.slice(0, 500)}`);
     return res.json() as T;
   };
@@ -74,9 +81,15 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
   for (let b = 0; b < size.brands; b++) {
     const name = BRAND_NAMES[b % BRAND_NAMES.length]! + (b >= BRAND_NAMES.length ? ` ${Math.floor(b / BRAND_NAMES.length) + 1}` : '');
     const platforms = b === 0 ? [...PLATFORMS] : PLATFORMS.filter((_, i) => i < 2 || rnd.next() < 0.5);
+    const initials = name
+      .split(' ')
+      .filter((w) => /^\p{L}/u.test(w))
+      .map((w) => w[0]!.toUpperCase())
+      .join('')
+      .slice(0, 2);
     const brand = await post<{ id: string; pixel_key: string }>('/api/internal/brands', {
       name,
-      logo_url: `https://placehold.co/128x128?text=${encodeURIComponent(name.slice(0, 2))}`,
+      logo_url: demoLogoUrl(publicBaseUrl, initials, (b * 67 + 200) % 360),
       default_platforms: platforms,
     });
     const { key } = await post<{ key: string }>(`/api/internal/brands/${brand.id}/api-keys`, { name: 'demo' });
@@ -110,7 +123,7 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
         creator_id: creator?.id ?? null,
         platform,
         url: `https://${platform}.com/p/${id}`,
-        thumbnail_url: `https://placehold.co/320x568?text=${i}`,
+        thumbnail_url: demoThumbnailUrl(publicBaseUrl, String(i + 1), rnd.int(0, 359)),
         caption: rnd.pick(CAPTIONS),
         posted_at: postedAt.toISOString(),
       });
@@ -128,8 +141,8 @@ export async function seedDemo(app: FastifyInstance, adminToken: string, size: D
       }
     }
     if (snapshots.length) await post('/api/internal/placement-metrics', { snapshots });
-    await seedAttribution(post, app.clicks, brand, creators, rnd, now);
-    brands.push({ id: brand.id, name, apiKey: key, portal });
+    const links = await seedAttribution(post, app.clicks, { ...brand, name }, creators, rnd, now);
+    brands.push({ id: brand.id, name, apiKey: key, pixelKey: brand.pixel_key, portal, links });
   }
   return brands;
 }

@@ -1,5 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type Logger, redactUrl, unredactedLogger } from '../logger';
+
+/**
+ * The header and this process's random value that its own injected requests carry to go unlogged
+ * (the demo's seeding: a start would otherwise print a line per set-up call before its banner).
+ */
+export const QUIET_REQUEST = { header: 'x-svc-quiet', token: randomBytes(16).toString('hex') } as const;
 
 /**
  * One log line per request, when the answer is sent, instead of Fastify's two: at the default
@@ -22,7 +29,7 @@ export class OneLineRequestLog extends LogController {
       return;
     }
     // Skips building the line at `warn` and above.
-    if (!this.lines.isLevelEnabled('info')) return;
+    if (!this.lines.isLevelEnabled('info') || request.headers[QUIET_REQUEST.header] === QUIET_REQUEST.token) return;
     this.lines.info(
       {
         reqId: request.id,
