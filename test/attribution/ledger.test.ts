@@ -64,9 +64,39 @@ describe('Ledger.record (webhook connectors)', () => {
     expect(a.id).not.toBe(b.id);
   });
 
-  it('refuses an amount Postgres cannot hold, alone', async () => {
+  it('refuses an amount beyond 1,000,000,000 or a transaction id over 128 characters, alone (never cut)', async () => {
     await expect(ledger.record(acme.brand.id, draft({ amount: 1e15 }))).rejects.toThrow(RangeError);
+    await expect(ledger.record(acme.brand.id, draft({ amount: 1_000_000_000.01 }))).rejects.toThrow(RangeError);
     await expect(ledger.record(acme.brand.id, draft({ amount: Number.NaN }))).rejects.toThrow(RangeError);
+    await expect(ledger.record(acme.brand.id, draft({ transactionId: 'x'.repeat(129) }))).rejects.toThrow(RangeError);
+  });
+
+  it('a public and a verified row of one key accepted at the same instant by two processes: exactly one counts', async () => {
+    // Two ledgers: two accepting statements in flight at once, as two processes would run them.
+    const other = createLedger(t.services);
+    const keys = Array.from({ length: 40 }, () => uniqueId('race'));
+    await Promise.all(
+      keys.flatMap((transactionId, i) => {
+        const [publicLedger, verifiedLedger] = i % 2 ? [ledger, other] : [other, ledger];
+        return [
+          publicLedger.record(acme.brand.id, draft({ transactionId, source: 'pixel' })),
+          verifiedLedger.record(acme.brand.id, draft({ transactionId, source: 'stripe' })),
+        ];
+      }),
+    );
+    const rows = await t.services.db
+      .selectFrom('ledger_events')
+      .select(['id', 'transaction_id', 'verified', 'supersedes'])
+      .where('transaction_id', 'in', keys)
+      .execute();
+    for (const key of keys) {
+      const ofKey = rows.filter((r) => r.transaction_id === key);
+      const verified = ofKey.find((r) => r.verified);
+      const claimed = ofKey.find((r) => !r.verified);
+      expect(verified, key).toBeDefined();
+      // Either the public row came first and the verified one names it, or it was a duplicate.
+      expect(verified!.supersedes, key).toBe(claimed?.id ?? null);
+    }
   });
 
   it('writes each recorded row to ClickHouse once and takes it out of the outbox', async () => {

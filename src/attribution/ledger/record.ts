@@ -55,29 +55,25 @@ const superseded = (row: string) => sql<boolean>`EXISTS (
   WHERE s.brand_id = ${sql.ref(`${row}.brand_id`)} AND s.event_type = ${sql.ref(`${row}.event_type`)}
     AND s.transaction_id = ${sql.ref(`${row}.transaction_id`)} AND s.verified AND s.supersedes = ${sql.ref(`${row}.id`)})`;
 
-/** A row of the key of `row` (the batch's `i`) and of the kind `verified`, in the table `table`. */
-const sameKey = (table: string, alias: string, verified: boolean) => sql`EXISTS (
-  SELECT 1 FROM ${sql.table(table)} ${sql.raw(alias)}
-  WHERE ${sql.ref(`${alias}.brand_id`)} = i.brand_id AND ${sql.ref(`${alias}.event_type`)} = i.event_type
-    AND ${sql.ref(`${alias}.transaction_id`)} = i.transaction_id AND ${verified ? sql`` : sql`NOT`} ${sql.ref(`${alias}.verified`)})`;
-
 /**
  * The rows a batch inserts (docs/webhooks.md, "One transaction reported twice"): a verified row
  * names in `supersedes` the public row of its key; a public row is dropped (a duplicate) when a
- * verified row holds its key, in the table or in the same batch.
+ * verified row holds its key, in the table or in the same batch. Both look-ups lock the key and
+ * read afresh (migrations/0013), so two processes accepting the two rows at once cannot both win.
  */
 const supersedingSelect = (rows: RawBuilder<NewLedgerRow>) => sql`
   WITH i AS (${rows})
   SELECT ${sql.join(
     LEDGER_COLUMNS.map((column) =>
       column === 'supersedes'
-        ? sql`CASE WHEN i.verified THEN (SELECT p.id FROM ledger_events p WHERE p.brand_id = i.brand_id
-                AND p.event_type = i.event_type AND p.transaction_id = i.transaction_id AND NOT p.verified) END`
+        ? sql`CASE WHEN i.verified THEN ledger_public_row(i.brand_id, i.event_type, i.transaction_id) END`
         : sql.ref(`i.${column}`),
     ),
   )}
   FROM i
-  WHERE i.verified OR NOT (${sameKey('ledger_events', 'v', true)} OR ${sameKey('i', 'w', true)})`;
+  WHERE i.verified OR NOT (
+    EXISTS (SELECT 1 FROM i w WHERE w.verified AND w.brand_id = i.brand_id AND w.event_type = i.event_type AND w.transaction_id = i.transaction_id)
+    OR ledger_verified_holds(i.brand_id, i.event_type, i.transaction_id))`;
 
 /** The attribution columns of a ledger row: a credit's, and the click token that earned it. */
 type Attribution = CreditColumns & { click_token: string | null };
