@@ -1,18 +1,32 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { escapeHtml, type Heading, renderMarkdown } from './markdown';
 
 /**
- * GET /docs/sdk (public, CONTRACT 12, the portal's `sdk_docs_url`): docs/sdk.md and the READMEs
- * of sdk/react-native and sdk/vectors as one HTML page, with `{base_url}` replaced by PUBLIC_BASE_URL
- * so examples run as pasted. GET /docs/sdk.md answers the Markdown.
+ * GET /docs/sdk (public, the portal's `sdk_docs_url`, docs/sdk.md): docs/sdk.md and the READMEs of
+ * the React Native and Swift packages and of sdk/vectors as one HTML page, with the examples' base
+ * URL replaced by PUBLIC_BASE_URL so they run as pasted. GET /docs/sdk.md answers the Markdown.
  */
 const SOURCES = [
   { id: 'guide', file: '../../docs/sdk.md' },
   { id: 'react-native', file: '../../sdk/react-native/README.md' },
+  { id: 'ios', file: '../../sdk/ios/README.md' },
   { id: 'vectors', file: '../../sdk/vectors/README.md' },
 ].map((s) => ({ ...s, markdown: readFileSync(new URL(s.file, import.meta.url), 'utf8') }));
+
+/** The base URL the files show: `{base_url}` where a file is only read through this page, a real-looking one in the READMEs. */
+const BASE_URL_PLACEHOLDERS = ['{base_url}', 'https://svc.example.com'];
+
+/** The guide's images (docs/img/*.svg), served beside the page at /docs/img/<name>. */
+const IMAGES_DIR = new URL('../../docs/img/', import.meta.url);
+const IMAGES = new Map(
+  readdirSync(IMAGES_DIR)
+    .filter((f) => /^[a-z0-9-]+\.svg$/.test(f))
+    .map((f) => [f, readFileSync(new URL(f, IMAGES_DIR), 'utf8')]),
+);
+/** An SVG opened on its own runs nothing and loads nothing; its styles are its own attributes. */
+export const SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1c1e21; --muted: #5b616b; --bg: #fff; --code: #f3f4f6; --line: #d9dce1; --accent: #0b57d0; }
@@ -37,6 +51,7 @@ pre code { padding: 0; background: none; overflow-wrap: normal; white-space: pre
 table { border-collapse: collapse; min-width: 100%; font-size: 0.93rem; }
 th, td { border: 1px solid var(--line); padding: 0.4rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: var(--code); }
+img { max-width: 100%; height: auto; display: block; margin: 1rem auto; }
 blockquote { margin: 1rem 0; padding-left: 1rem; border-left: 3px solid var(--line); color: var(--muted); }
 .lede { color: var(--muted); }
 `;
@@ -57,7 +72,7 @@ function toc(docs: { id: string; headings: Heading[] }[]): string {
 export function sdkDocs(publicBaseUrl: string) {
   const ids = new Set<string>();
   const docs = SOURCES.map((s) => {
-    const markdown = s.markdown.replaceAll('{base_url}', publicBaseUrl);
+    const markdown = BASE_URL_PLACEHOLDERS.reduce((text, placeholder) => text.replaceAll(placeholder, publicBaseUrl), s.markdown);
     return { id: s.id, markdown, ...renderMarkdown(markdown, { idPrefix: s.id, ids }) };
   });
   const html = `<!doctype html>
@@ -95,4 +110,14 @@ export async function docsRoutes(app: FastifyInstance, { publicBaseUrl }: { publ
   app.get('/docs/sdk.md', async (_req, reply) =>
     reply.header('content-type', 'text/markdown; charset=utf-8').header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=300').send(markdown),
   );
+  for (const [name, svg] of IMAGES) {
+    app.get(`/docs/img/${name}`, async (_req, reply) =>
+      reply
+        .header('content-type', 'image/svg+xml; charset=utf-8')
+        .header('content-security-policy', SVG_CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'public, max-age=300')
+        .send(svg),
+    );
+  }
 }

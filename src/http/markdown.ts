@@ -1,6 +1,6 @@
 /**
  * A small Markdown-to-HTML renderer for the service's own documentation pages (headings, lists,
- * code, quotes, tables, links, bold). All text is escaped and only http(s), mailto, relative and
+ * code, quotes, tables, links, same-origin images, bold). All text is escaped and only http(s), mailto, relative and
  * #fragment links are kept, so a README can never inject markup or script.
  */
 
@@ -14,6 +14,7 @@ const HEADING = /^(#{1,6})\s+(.*?)\s*#*\s*$/;
 const LIST_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
 const TABLE_RULE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
 const QUOTE = /^\s{0,3}>\s?(.*)$/;
+const SAME_ORIGIN_IMAGE = /^(?![a-z][a-z0-9+.-]*:|\/\/)[\w./-]+\.(svg|png)$/i;
 const SAFE_URL = /^(https?:\/\/|mailto:|#|\/(?!\/)|\.{1,2}\/|[\w-][\w./-]*(#[\w-]*)?$)/i;
 
 const indentOf = (line: string) => line.length - line.trimStart().length;
@@ -41,16 +42,21 @@ export function renderInline(text: string): string {
   return out + renderText(rest);
 }
 
-/** Text outside code spans: links, bold and backslash escapes. */
+/** Text outside code spans: images, links, bold and backslash escapes. */
 function renderText(text: string): string {
   let out = '';
   let rest = text;
-  const link = /\[([^\]]+)\]\(([^()\s]+)\)/;
+  const link = /(!?)\[([^\]]+)\]\(([^()\s]+)\)/;
   for (let m = link.exec(rest); m; m = link.exec(rest)) {
     out += renderPlain(rest.slice(0, m.index));
-    const href = m[2]!;
-    const label = renderPlain(m[1]!);
-    out += SAFE_URL.test(href) ? `<a href="${escapeHtml(href)}">${label}</a>` : label;
+    const href = m[3]!;
+    const label = renderPlain(m[2]!);
+    if (m[1]) {
+      // Images only from the page's own origin (a relative path): the pages' CSP allows no other.
+      out += SAME_ORIGIN_IMAGE.test(href) ? `<img src="${escapeHtml(href)}" alt="${escapeHtml(m[2]!)}">` : label;
+    } else {
+      out += SAFE_URL.test(href) ? `<a href="${escapeHtml(href)}">${label}</a>` : label;
+    }
     rest = rest.slice(m.index + m[0].length);
   }
   return out + renderPlain(rest);
