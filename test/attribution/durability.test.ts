@@ -10,6 +10,12 @@ import { OUTBOXES } from '../../workers/writers';
 import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../helpers/harness';
 import { PrivateRedis } from '../helpers/private-redis';
 import { type AttributionBrand, attributionBrand, click, postPublic, uniqueId } from './public/setup';
+import { brandWithSession, connect, deliver, stripeSignature } from './webhooks/helpers';
+import { overview } from '../../src/portal/overview.queries';
+import { codeTotals } from '../../src/attribution/reporting/totals';
+import { createCode } from '../helpers/attribution-fixtures';
+import { createCreator } from '../helpers/fixtures';
+import { todayUtc } from '../../src/http/query';
 
 /**
  * Failure cases of docs/ingestion.md against real Redis, Postgres and chDB: every
@@ -235,6 +241,78 @@ describe('ingestion durability', () => {
     // The retried jobs found their rows written: nothing inserted again, but the rows are marked.
     expect(await unconfirmedEvents('killed')).toBe(0);
     expect(await sweeper.sweep()).toMatchObject({ requeued: 0 });
+  });
+
+  it('a verified row superseding a public one: every read counts exactly one of them, through a crash before the ClickHouse write and a replayed batch', async () => {
+    runWorkers();
+    const owner = await brandWithSession(t, 'Superseded');
+    const creator = await createCreator(t, { name: 'Carl Claim', first_name: 'Carl' });
+    const code = await createCode(t, { brand_id: owner.brandId, creator_id: creator.id, label: 'CARLDUR' });
+    const secret = 'whsec_durability';
+    const stripe = await connect(t, owner.cookie, { provider: 'stripe', signing_secret: secret });
+    // What the portal and the internal lists read, straight from ClickHouse (no cached answer).
+    const read = async () => {
+      const { conversions, revenue } = await overview(t.services.warehouse, owner.brandId, { start_date: todayUtc(), end_date: todayUtc() });
+      const byCode = (await codeTotals(t.services.warehouse, [{ id: code.id, brand_id: owner.brandId }])).get(code.id);
+      return { conversions, revenue, code: byCode };
+    };
+    const claimed = { conversions: 1, revenue: { USD: 0.01 }, code: { conversions: 1, revenue: { USD: 0.01 } } };
+    const verified = { conversions: 1, revenue: { USD: 2500 }, code: { conversions: 0, revenue: {} } };
+
+    const pre = await postPublic(t, 'events', { pixel_key: owner.pixelKey, transaction_id: 'stripe:cs_dur', amount: 0.01, code: code.label });
+    expect(pre.json()).toEqual({ ok: true, duplicate: false });
+    await t.settle();
+    expect(await read()).toEqual(claimed);
+
+    // The webhook's row is accepted, then the process "dies" before its job reaches Redis.
+    await t.stopWorkers();
+    const body = JSON.stringify({
+      id: 'evt_dur',
+      type: 'checkout.session.completed',
+      created: Math.floor(Date.now() / 1000),
+      livemode: true,
+      data: { object: { id: 'cs_dur', mode: 'payment', payment_status: 'paid', amount_total: 250_000, currency: 'usd' } },
+    });
+    const delivered = await whileQueueFails('process died before enqueue', () =>
+      deliver(t, stripe.webhook_url, body, { 'stripe-signature': stripeSignature(body, [secret]) }),
+    );
+    expect(delivered).toEqual({ status: 200, body: { ok: true, recorded: 1, ignored: 0 } });
+    // Postgres holds both rows, ClickHouse only the public one: it still counts, alone.
+    expect(await read()).toEqual(claimed);
+
+    // The sweeper sends it; a worker writes the batch and dies before acknowledging it.
+    const connection = createRedis(REDIS_URL, 'worker');
+    let inserted = 0;
+    const doomed = new Worker<FactJobData>(
+      'ledger',
+      async (job: Job<FactJobData>) => {
+        await t.services.warehouse.insert('ledger', job.data.rows, `doomed:${job.id}`);
+        inserted += job.data.rows.length;
+        await new Promise(() => {}); // killed here
+      },
+      { connection, prefix: t.config.queuePrefix, concurrency: 50 },
+    );
+    expect((await sweeper.sweep()).requeued).toBeGreaterThanOrEqual(1);
+    await eventually(async () => inserted, (n) => n >= 1);
+    await doomed.close(true);
+    await connection.quit();
+    expect(await read()).toEqual(verified);
+
+    // The batch is taken back and replayed: checked by id, nothing doubled, and the read is unchanged.
+    const queue = t.services.queues.queues.ledger;
+    const key = (suffix: string) => `${t.config.queuePrefix}:ledger:${suffix}`;
+    for (const job of await queue.getJobs(['active'])) await t.services.redis.del(key(`${job.id}:lock`));
+    await t.services.redis.del(key('stalled-check'));
+    const checker = new Worker('ledger', null, { connection: createRedis(REDIS_URL, 'worker'), prefix: t.config.queuePrefix, autorun: false, stalledInterval: 100 });
+    void checker.startStalledCheckTimer();
+    await eventually(() => queue.getJobCounts('active', 'wait'), (c) => c.active === 0);
+    await checker.close();
+    runWorkers();
+    await t.settle();
+    expect(await sweeper.sweep()).toMatchObject({ requeued: 0 });
+    const rows = await t.services.warehouse.rows<{ n: number }>("SELECT count() AS n FROM ledger WHERE transaction_id = 'stripe:cs_dur'");
+    expect(Number(rows[0]!.n)).toBe(2);
+    expect(await read()).toEqual(verified);
   });
 
   it('ClickHouse refusing inserts, then recovering: facts are written once when it is back', async () => {
