@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { PERIODS } from '../http/query';
 import { route } from '../http/route';
-import { cachedRead, type PortalReads } from './list';
+import type { WebhookServices } from '../attribution/outbound-webhooks/service';
+import { questionOf, sendJsonText } from '../http/answer-cache';
+import type { PortalReads } from './list';
 import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';
 import { answer, dateRange, money, readErrors } from './schemas';
@@ -26,21 +28,29 @@ const overviewAnswer = totals.extend({
   period: z.enum(PERIODS),
   previous: totals.describe('The same numbers for the range of equal length just before'),
 });
+const webhookAlerts = z
+  .array(z.object({ endpoint_id: z.string(), url: z.string(), status: z.enum(['failing', 'disabled']), since: z.iso.datetime() }))
+  .describe('Webhook endpoints failing, or disabled other than by the brand (docs/webhooks.md)');
 
 /** GET /overview (SPEC 4.4, CONTRACT 8). */
-export const overviewRoutes = ({ warehouse, answers }: PortalReads) => [
+export const overviewRoutes = ({ warehouse, answers, webhooks }: PortalReads & { webhooks: WebhookServices }) => [
   route({
     method: 'GET',
     path: '/overview',
     summary: 'Headline attribution numbers for a date range and the range before it',
     query: rangeParams,
-    responses: { 200: overviewAnswer, ...readErrors },
-    handler({ query, req, reply }) {
+    responses: { 200: overviewAnswer.extend({ webhook_alerts: webhookAlerts }), ...readErrors },
+    async handler({ query, req, reply }) {
       const brandId = req.portal!.brandId;
-      return cachedRead(answers, req, reply, query, async () => {
-        const range = await portalRange(warehouse, brandId, query);
-        return answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period });
-      });
+      // The numbers are cached until facts land; the webhook alerts, a record read, are read each time.
+      const [text, alerts] = await Promise.all([
+        answers.answer('attribution', brandId, questionOf(req.routeOptions.url ?? '', query), async () => {
+          const range = await portalRange(warehouse, brandId, query);
+          return JSON.stringify(answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period }));
+        }),
+        webhooks.endpoints.alerts(brandId),
+      ]);
+      return sendJsonText(reply, `${text.slice(0, -1)},"webhook_alerts":${JSON.stringify(alerts)}}`);
     },
   }),
 ];

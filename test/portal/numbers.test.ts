@@ -103,6 +103,7 @@ describe('GET /overview', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({
       period: '30d',
+      webhook_alerts: [],
       start_date: addDays(today, -29),
       end_date: today,
       clicks: 4,

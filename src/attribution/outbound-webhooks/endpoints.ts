@@ -203,6 +203,26 @@ export class WebhookEndpoints {
     return { row, secret };
   }
 
+  /**
+   * What the portal's banner shows: endpoints failing, and those disabled by anything but their
+   * brand (failing too long, gone, the operator), with since when.
+   */
+  async alerts(brandId: string): Promise<{ endpoint_id: string; url: string; status: 'failing' | 'disabled'; since: string }[]> {
+    const rows = await this.db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'url', 'failing_since', 'disabled_at', 'disabled_reason'])
+      .where('brand_id', '=', brandId)
+      .where((eb) => eb.or([eb.and([eb('disabled_at', 'is', null), eb('failing_since', 'is not', null)]), eb.and([eb('disabled_at', 'is not', null), eb('disabled_reason', '!=', 'user')])]))
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => ({
+      endpoint_id: r.id,
+      url: r.url,
+      status: r.disabled_at ? 'disabled' : 'failing',
+      since: (r.disabled_at ?? r.failing_since)!.toISOString(),
+    }));
+  }
+
   /** The operator's switch: disabling names `operator`; enabling clears every failure state. */
   async setEnabledByOperator(id: string, enabled: boolean): Promise<EndpointRow> {
     const current = await this.get(undefined, id);
