@@ -340,7 +340,9 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await page.getByRole('button', { name: 'Copy pixel snippet' }).click();
     expect(await clipboard()).toBe(api.snippet);
     expect(await page.getByRole('link', { name: 'Read the SDK guide' }).getAttribute('href')).toBe(api.sdk_docs_url);
-    if (api.sdk_snippet) expect(await text('pre[aria-label="SDK configuration"]')).toBe(api.sdk_snippet.trim());
+    // Both packages' start-up code (the React Native one is also answered as sdk_snippet).
+    expect(await text('pre[aria-label="React Native configuration"]')).toBe(api.sdk_snippets.react_native.trim());
+    expect(await text('pre[aria-label="Swift configuration"]')).toBe(api.sdk_snippets.swift.trim());
     await shoot('setup');
   });
 

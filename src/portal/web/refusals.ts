@@ -25,6 +25,8 @@ export type Detail = {
 const FIELD_NAMES: Record<string, string> = {
   hostname: 'host name',
   signing_secret: 'signing secret',
+  ios: 'iOS app',
+  android: 'Android app',
 };
 
 export function refusalInWords(details: Detail[]): string {

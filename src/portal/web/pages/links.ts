@@ -35,18 +35,18 @@ const revenueKey = (rows: { revenue: Money }[]) => {
   return (r: { revenue: Money }) => (lead ? (r.revenue[lead] ?? 0) : 0);
 };
 
+/** The link's address, and under it where the app opens on it (its deep link), when set. */
+const linkCell = (r: Link) => [
+  h('code', { class: 'url' }, `${r.domain}/${r.slug}`),
+  r.deep_link ? h('span', { class: 'deep-link-line' }, 'App opens ', h('code', { class: 'deep-link' }, r.deep_link)) : null,
+];
+
 function linkColumns(rows: Link[]): Column<Link>[] {
   const bots = rows.some((r) => typeof r.bot_clicks === 'number');
   const cols: (Column<Link> | false)[] = [
-    { key: 'link', label: 'Link', sort: (r) => `${r.domain}/${r.slug}`, cell: (r) => h('code', { class: 'url' }, `${r.domain}/${r.slug}`) },
+    { key: 'link', label: 'Link', sort: (r) => `${r.domain}/${r.slug}`, cell: linkCell },
     { key: 'creator', label: 'Creator', sort: (r) => r.creator.name, cell: (r) => r.creator.name },
     { key: 'type', label: 'Type', sort: (r) => r.type, cell: (r) => (r.type === 'app' ? 'App' : 'Web') },
-    {
-      key: 'deep_link',
-      label: 'Deep link',
-      sort: (r) => r.deep_link ?? '',
-      cell: (r) => (r.deep_link ? h('code', { class: 'url deep-link' }, r.deep_link) : h('span', { class: 'none', title: 'The app opens on its start screen' }, '—')),
-    },
     { key: 'active', label: 'Status', sort: (r) => (r.active ? 1 : 0), cell: (r) => status(r.active) },
     { key: 'clicks', label: 'Clicks', numeric: true, sort: (r) => r.clicks, cell: (r) => formatInt(r.clicks) },
     bots && { key: 'bot_clicks', label: 'Bot clicks', numeric: true, sort: (r) => r.bot_clicks ?? 0, cell: (r) => formatInt(r.bot_clicks ?? 0) },

@@ -128,10 +128,10 @@ function appsForm(apps: Apps): HTMLElement {
 function sdkSnippets(s: Setup): HTMLElement[] {
   const rn = s.sdk_snippets?.react_native ?? s.sdk_snippet;
   const blocks: HTMLElement[] = [];
-  if (rn) blocks.push(h('h3', null, 'React Native'), h('p', null, 'Configure it once at start with this call.'), codeBlock(rn, 'React Native configuration'));
+  if (rn) blocks.push(h('h3', { class: 'sdk-name' }, 'React Native'), h('p', null, 'Configure it once at start with this call.'), codeBlock(rn, 'React Native configuration'));
   if (s.sdk_snippets?.swift) {
     blocks.push(
-      h('h3', null, 'Swift (iOS)'),
+      h('h3', { class: 'sdk-name' }, 'Swift (iOS)'),
       h('p', null, 'Add the SvcAttribution package, then configure it once at launch.'),
       codeBlock(s.sdk_snippets.swift, 'Swift configuration'),
     );
