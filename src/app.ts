@@ -29,6 +29,7 @@ import { internalRoutes } from './internal';
 import { httpDuration, routeLabel } from './metrics';
 import { portalRoutes } from './portal';
 import { portalPageRoutes } from './portal/pages.routes';
+import { useTestScryptCost } from './secrets';
 import type { Services } from './services';
 
 declare module 'fastify' {
@@ -44,6 +45,7 @@ declare module 'fastify' {
  */
 export async function buildApp(services: Services): Promise<FastifyInstance> {
   const { db, redis, config, log } = services;
+  useTestScryptCost(config.testScryptN);
   const hosts = new AttributionHosts(db, services.linkChanges, log, serviceHostname(config.publicBaseUrl));
   const app = Fastify({
     loggerInstance: services.log as FastifyBaseLogger,
@@ -122,7 +124,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
     webhooks,
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
-  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, prefix: '/api/client' });
+  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, rateLimiter, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);

@@ -57,6 +57,13 @@ const envSchema = z.object({
    * pinned Apple Root CA - G3, so tests can sign with a chain they make. Refused unless NODE_ENV=test.
    */
   TEST_APPLE_ROOT_CA: z.base64().min(1).optional(),
+  /** Tests only: scrypt's N for portal passwords instead of 2^17 (a test suite logs in hundreds of times). */
+  TEST_SCRYPT_N: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .refine((n) => n >= 2 && n <= 2 ** 17 && (n & (n - 1)) === 0, 'must be a power of 2 up to 131072')
+    .optional(),
   // A store down or hung never holds a request (CONTRACT 10): timeouts in milliseconds.
   REDIS_COMMAND_TIMEOUT_MS: millis(2000),
   PG_STATEMENT_TIMEOUT_MS: millis(4000),
@@ -171,6 +178,8 @@ export type Config = {
   /** Host names the portal refuses as a brand's domain (RESERVED_HOSTNAMES). */
   reservedHostnames: string[];
   trustProxy: boolean | string;
+  /** Set only under NODE_ENV=test (TEST_SCRYPT_N): scrypt's N for portal passwords instead of 2^17. */
+  testScryptN: number | undefined;
   /** Set only under NODE_ENV=test (TEST_APPLE_ROOT_CA): replaces the pinned Apple root. */
   testAppleRootCa: Buffer | undefined;
   timeouts: { redisCommandMs: number; pgStatementMs: number; pgConnectMs: number; clickhouseQueryMs: number; healthProbeMs: number; requestMs: number };
@@ -215,6 +224,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.TEST_APPLE_ROOT_CA && e.NODE_ENV !== 'test') {
     throw new ConfigError('Invalid configuration: TEST_APPLE_ROOT_CA is honoured only when NODE_ENV=test');
   }
+  if (e.TEST_SCRYPT_N && e.NODE_ENV !== 'test') {
+    throw new ConfigError('Invalid configuration: TEST_SCRYPT_N is honoured only when NODE_ENV=test');
+  }
   const secrets = resolveSecrets(e.NODE_ENV, dataDir, e.ADMIN_JWT_SECRET, e.SECRET_KEY);
   return {
     env: e.NODE_ENV,
@@ -235,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reservedHostnames: e.RESERVED_HOSTNAMES ?? [],
     trustProxy: e.TRUST_PROXY === undefined || e.TRUST_PROXY === 'false' ? false : e.TRUST_PROXY === 'true' || e.TRUST_PROXY,
     testAppleRootCa: e.TEST_APPLE_ROOT_CA ? Buffer.from(e.TEST_APPLE_ROOT_CA, 'base64') : undefined,
+    testScryptN: e.TEST_SCRYPT_N,
     timeouts: {
       redisCommandMs: e.REDIS_COMMAND_TIMEOUT_MS,
       pgStatementMs: e.PG_STATEMENT_TIMEOUT_MS,

@@ -39,26 +39,63 @@ export function safeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb) && a.length === b.length;
 }
 
-const SCRYPT = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+/**
+ * OWASP's minimum for scrypt (N=2^17, r=8, p=1): 128 * N * r = 128 MiB a hash, so maxmem is raised
+ * above it, and at most SCRYPT_AT_ONCE hashes run at once (each holds a libuv thread and 128 MiB).
+ */
+const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 160 * 1024 * 1024 };
+const SCRYPT_AT_ONCE = 2;
 
-/** Password hash: scrypt with a random salt, stored as `scrypt$N$r$p$salt$hash`. */
+/** Tests only (TEST_SCRYPT_N, refused outside NODE_ENV=test): a cheaper N for this process's new hashes. */
+export function useTestScryptCost(n: number | undefined): void {
+  if (n) SCRYPT.N = n;
+}
+
+/** A hash of no password with today's parameters: checked when an email is unknown, so both failures take as long. */
+export function unmatchableHash(): string {
+  return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, 'AAAAAAAAAAAAAAAAAAAAAA==', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='].join('$');
+}
+/** Stored parameters above these are refused rather than run (a hash's memory stays bounded). */
+const SCRYPT_MAX_N = 2 ** 17;
+
+let scryptRunning = 0;
+const scryptWaiting: (() => void)[] = [];
+
+/** Runs one scrypt when fewer than SCRYPT_AT_ONCE are running, else waits its turn. */
+async function boundedScrypt(password: string, salt: Buffer, len: number, opts: object): Promise<Buffer> {
+  if (scryptRunning >= SCRYPT_AT_ONCE) await new Promise<void>((resolve) => scryptWaiting.push(resolve));
+  else scryptRunning++;
+  try {
+    return await scryptAsync(password, salt, len, opts);
+  } finally {
+    const next = scryptWaiting.shift();
+    if (next) next();
+    else scryptRunning--;
+  }
+}
+
+/** Password hash: scrypt with a random salt, stored with its parameters as `scrypt$N$r$p$salt$hash`. */
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scryptAsync(password, salt, 32, SCRYPT);
+  const hash = await boundedScrypt(password, salt, 32, SCRYPT);
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64'), hash.toString('base64')].join('$');
 }
 
+/** Checks a password against a stored hash made with any parameters up to today's (older, cheaper ones too). */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const [N, R, P] = [Number(n), Number(r), Number(p)];
+  if (!(N > 1 && N <= SCRYPT_MAX_N && R >= 1 && R <= 16 && P >= 1 && P <= 4)) return false;
   const expected = Buffer.from(hash, 'base64');
-  const actual = await scryptAsync(password, Buffer.from(salt, 'base64'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT.maxmem,
-  });
+  const actual = await boundedScrypt(password, Buffer.from(salt, 'base64'), expected.length, { N, r: R, p: P, maxmem: SCRYPT.maxmem });
   return timingSafeEqual(actual, expected);
+}
+
+/** Whether a stored hash was made with other parameters than today's: hashed again at the next successful login. */
+export function passwordNeedsRehash(stored: string): boolean {
+  const [scheme, n, r, p] = stored.split('$');
+  return scheme !== 'scrypt' || Number(n) !== SCRYPT.N || Number(r) !== SCRYPT.r || Number(p) !== SCRYPT.p;
 }
 
 /** The credential of an `Authorization: Bearer <credential>` header value (scheme in any case), trimmed. */

@@ -19,3 +19,8 @@ export function sessionNames(db: Db, userId: string) {
     .where('portal_users.id', '=', userId)
     .executeTakeFirstOrThrow();
 }
+
+/** Replaces a user's password hash, unless it changed meanwhile (another login's rehash, a reset). */
+export async function setPasswordHash(db: Db, userId: string, previous: string, hash: string): Promise<void> {
+  await db.updateTable('portal_users').set({ password_hash: hash }).where('id', '=', userId).where('password_hash', '=', previous).execute();
+}

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Db } from '../db/database';
 import { HttpError } from '../http/errors';
 import { route } from '../http/route';
-import { verifyPassword } from '../secrets';
-import { sessionNames, userByEmail } from './auth.queries';
+import { hashPassword, passwordNeedsRehash, unmatchableHash, verifyPassword } from '../secrets';
+import { sessionNames, setPasswordHash, userByEmail } from './auth.queries';
 import type { LoginLimits } from './login-limit';
 import { errorSchema } from './schemas';
 import { closeSession, openSession, type PortalSessions } from './session';
@@ -15,11 +15,12 @@ const sessionAnswer = z.object({
 });
 const unauthorized = errorSchema('unauthorized');
 
-// Compared against when the email is unknown, so both failures take as long.
-const DUMMY_HASH = 'scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
-/** POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me (CONTRACT 6). */
-export const authRoutes = ({ db, sessions }: { db: Db; sessions: PortalSessions }, limits: LoginLimits) => [
+/**
+ * POST /api/client/auth/login (rate limited: ./login-limit.ts), /logout and GET /me. `secureCookie`:
+ * the session cookie is Secure (PUBLIC_BASE_URL is https).
+ */
+export const authRoutes = ({ db, sessions, secureCookie }: { db: Db; sessions: PortalSessions; secureCookie: boolean }, limits: LoginLimits) => [
   route({
     method: 'POST',
     path: '/login',
@@ -39,7 +40,8 @@ export const authRoutes = ({ db, sessions }: { db: Db; sessions: PortalSessions 
       let ok: boolean;
       try {
         user = await userByEmail(db, body.email);
-        ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_HASH);
+        // An unknown email costs a hash too, so both failures take as long.
+        ok = await verifyPassword(body.password, user?.password_hash ?? unmatchableHash());
       } catch (err) {
         // Only a wrong password costs an attempt: a Postgres outage must not lock out whoever kept trying.
         await limits.giveBack(req).catch(() => {});
@@ -51,7 +53,9 @@ export const authRoutes = ({ db, sessions }: { db: Db; sessions: PortalSessions 
         throw new HttpError(401, { error: 'invalid_credentials' });
       }
       await limits.giveBack(req);
-      const expiresAt = await openSession(db, reply, user);
+      // A hash made with older, cheaper parameters is made again now that the password is known.
+      if (passwordNeedsRehash(user.password_hash)) await setPasswordHash(db, user.id, user.password_hash, await hashPassword(body.password));
+      const expiresAt = await openSession(db, reply, user, secureCookie);
       return {
         user: { id: user.id, email: user.email },
         brand: { id: user.brand_id, name: user.brand_name },

@@ -3,6 +3,7 @@ import type { DomainDeps } from '../attribution/domains/domains';
 import type { WebhookServices } from '../attribution/outbound-webhooks/service';
 import type { RecordChanges } from '../db/record-changes';
 import type { AnswerCache } from '../http/answer-cache';
+import type { RateLimiter } from '../http/rate-limit';
 import type { Warehouse } from '../warehouse/clickhouse';
 
 /** What the portal's routes use: its stores, the brand-facing URLs and the domain functions' needs. */
@@ -17,6 +18,8 @@ export type PortalDeps = DomainDeps & {
   loginLimitPrefix: string;
   /** Seals connection secrets; keys the login limiter's hashes. */
   secretKey: string;
+  /** Counts each session's requests (RATE_LIMIT_PORTAL). */
+  rateLimiter: RateLimiter;
   /** Outbound webhooks: endpoints, deliveries (src/attribution/outbound-webhooks/). */
   webhooks: WebhookServices;
 };

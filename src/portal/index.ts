@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { documentRoute } from '../http/openapi';
 import { mountRoutes, type Route } from '../http/route';
 import { appRoutes } from './apps.routes';
@@ -13,7 +13,8 @@ import { linkRoutes } from './links.routes';
 import { loginLimits } from './login-limit';
 import { portalDocument } from './openapi';
 import { overviewRoutes } from './overview.routes';
-import { PortalSessions, portalSessionGuard, sameOriginGuard } from './session';
+import { enforceRateLimit } from '../http/rate-limit';
+import { PortalSessions, portalSessionGuard, sameOriginGuard, startSessionPurge } from './session';
 import { setupRoutes } from './setup.routes';
 
 import { webhookRoutes } from './webhooks.routes';
@@ -25,11 +26,18 @@ import { webhookRoutes } from './webhooks.routes';
 export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
   const sessions = new PortalSessions(deps.db, deps.recordChanges);
   const requireSession = portalSessionGuard(sessions);
+  const stopPurge = startSessionPurge(sessions, (err) => deps.log.warn({ err }, 'could not purge ended portal sessions'));
+  app.addHook('onClose', async () => stopPurge());
+  // Each session's requests a minute (RATE_LIMIT_PORTAL), counted once the session is known.
+  const openSession = async (req: FastifyRequest, reply: FastifyReply) => {
+    await requireSession(req);
+    await enforceRateLimit(reply, deps.rateLimiter, 'portal', req.portal!.sessionId);
+  };
   const sections: { prefix: string; routes: Route[] }[] = [];
   const mount = (scope: FastifyInstance, routes: Route[]) => {
     sections.push({ prefix: scope.prefix, routes });
     mountRoutes(scope, routes, {
-      context: async (req, _reply, r) => (r.public ? undefined : requireSession(req)),
+      context: async (req, reply, r) => (r.public ? undefined : openSession(req, reply)),
       queryErrors: 'invalid_parameter',
     });
   };
@@ -38,7 +46,10 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
   app.addHook('onRequest', sameOriginGuard(deps.publicBaseUrl));
   mount(app, [documentRoute(() => portalDocument(deps.publicBaseUrl, sections))]);
   await app.register(
-    async (auth) => mount(auth, authRoutes({ db: deps.db, sessions }, await loginLimits(auth, deps.redis, deps.loginLimitPrefix, deps.secretKey))),
+    async (auth) => {
+      const limits = await loginLimits(auth, deps.redis, deps.loginLimitPrefix, deps.secretKey);
+      mount(auth, authRoutes({ db: deps.db, sessions, secureCookie: deps.publicBaseUrl.startsWith('https:') }, limits));
+    },
     { prefix: '/auth' },
   );
   // One list of routes per portal resource (SPEC 4.4), each reading req.portal.brandId.

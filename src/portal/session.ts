@@ -4,6 +4,7 @@ import { EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
 import type { RecordChanges } from '../db/record-changes';
 import { HttpError } from '../http/errors';
+import { originOf, ownOrigin } from '../http/same-origin';
 import { newId, newToken, sha256 } from '../secrets';
 
 declare module 'fastify' {
@@ -19,8 +20,12 @@ export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 12 * 3600_000;
 const COOKIE_PATH = '/api/client';
 
-/** Creates a session and sets its cookie; the token exists only in the cookie. */
-export async function openSession(db: Db, reply: FastifyReply, user: { id: string; brand_id: string }) {
+/**
+ * Creates a session and sets its cookie; the token exists only in the cookie. The cookie is Secure
+ * whenever the service's public address (PUBLIC_BASE_URL) is https, whatever protocol reached this
+ * process (behind a TLS proxy not named in TRUST_PROXY the request itself looks like http).
+ */
+export async function openSession(db: Db, reply: FastifyReply, user: { id: string; brand_id: string }, secure: boolean) {
   const token = newToken('', 32);
   const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
   await db
@@ -31,7 +36,7 @@ export async function openSession(db: Db, reply: FastifyReply, user: { id: strin
     path: COOKIE_PATH,
     httpOnly: true,
     sameSite: 'lax',
-    secure: reply.request.protocol === 'https',
+    secure,
     expires: expiresAt,
   });
   return expiresAt;
@@ -95,6 +100,25 @@ export class PortalSessions {
     this.changes.changed('sessions', 'every brand');
   }
 
+  /**
+   * Deletes expired and revoked sessions, `batch` rows a statement until none is left (a short lock
+   * each); answers how many. Run periodically (startSessionPurge). Deleted rows are refused as
+   * revoked ones were: no notice is needed.
+   */
+  async purgeEnded(batch = 1000): Promise<number> {
+    let purged = 0;
+    for (;;) {
+      const ended = this.db
+        .selectFrom('portal_sessions')
+        .select('id')
+        .where((eb) => eb.or([eb('expires_at', '<=', new Date()), eb('revoked_at', 'is not', null)]))
+        .limit(batch);
+      const { numDeletedRows } = await this.db.deleteFrom('portal_sessions').where('id', 'in', ended).executeTakeFirst();
+      purged += Number(numDeletedRows);
+      if (Number(numDeletedRows) < batch) return purged;
+    }
+  }
+
   /** Moves with every `sessions` notice and every reconnection of the feed. */
   private version(): string {
     return this.changes.version('sessions', EVERY_BRAND);
@@ -111,21 +135,40 @@ export function portalSessionGuard(sessions: PortalSessions) {
   };
 }
 
+/** How often each process deletes ended sessions (PortalSessions.purgeEnded). */
+export const SESSION_PURGE_EVERY_MS = 10 * 60_000;
+
+/** Purges ended sessions now and every SESSION_PURGE_EVERY_MS; answers the function that stops it. */
+export function startSessionPurge(sessions: PortalSessions, onError: (err: unknown) => void): () => void {
+  const purge = () => void sessions.purgeEnded().catch(onError);
+  const first = setTimeout(purge, 5_000).unref();
+  const timer = setInterval(purge, SESSION_PURGE_EVERY_MS).unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
+}
+
 /**
- * Cookie-authenticated writes must come from the service's own origin: a browser
- * sends Origin on every cross-site POST, PATCH and DELETE, so a foreign one is refused.
+ * Cookie-authenticated writes must come from the service's own origin: a browser sends Origin on
+ * every cross-site POST, PATCH and DELETE, so a foreign one is refused; a write with a session
+ * cookie and no Origin is refused unless its Referer is this service's (docs/hardening.md).
  */
 export function sameOriginGuard(publicBaseUrl: string) {
-  const own = new URL(publicBaseUrl).origin;
+  const isOwn = ownOrigin(publicBaseUrl);
   return async function requireSameOrigin(req: FastifyRequest) {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
     const origin = req.headers.origin;
-    const hostOrigin = `${req.protocol}://${req.headers.host}`;
-    if (origin !== undefined && origin !== own && origin !== hostOrigin) {
+    if (origin !== undefined && !isOwn(req, origin)) {
       throw new HttpError(403, { error: 'forbidden_origin' });
     }
     if (origin === undefined && req.headers['sec-fetch-site'] === 'cross-site') {
       throw new HttpError(403, { error: 'forbidden_origin' });
     }
+    // Login carries no session: its guesses are limited apart (./login-limit.ts).
+    if (origin === undefined && req.cookies?.[SESSION_COOKIE] !== undefined && !isOwn(req, originOf(req.headers.referer))) {
+      throw new HttpError(403, { error: 'forbidden_origin' });
+    }
   };
 }
+

@@ -80,6 +80,8 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       // Tests send many requests from one address; the limit tests set their own (test/http/rate-limit.test.ts).
       RATE_LIMIT_DATA_API: '0',
       RATE_LIMIT_PUBLIC_IP: '0',
+      // Portal passwords hashed at a test cost (a suite logs in hundreds of times); '' gives the real one.
+      TEST_SCRYPT_N: '1024',
       ...opts.env,
     });
   const log = createLogger(config.logLevel);
