@@ -61,10 +61,10 @@ describe('npm pack of @svc/react-native', () => {
     expect(types).toBe('./dist/index.d.ts');
   });
 
-  it('runs a first launch and a purchase from Node in the scratch app, on the endpoint written in at pack time', () => {
+  it('runs a first launch, a purchase made before the install and one after, from Node in the scratch app, on the endpoint written in at pack time', () => {
     writeFileSync(
       join(app, 'index.js'),
-      `import { configure, trackInstall, trackPurchase, getInstallId, DEFAULT_ENDPOINT } from '@svc/react-native';
+      `import { configure, trackInstall, trackPurchase, getInstallId, getAttribution, DEFAULT_ENDPOINT } from '@svc/react-native';
 const requests = [];
 globalThis.fetch = async (url, init) => {
   requests.push({ url, body: JSON.parse(init.body) });
@@ -78,34 +78,55 @@ const storage = { getItem: async (k) => store.get(k) ?? null, setItem: async (k,
 let early;
 try { getInstallId(); } catch (e) { early = e.message; }
 configure({ pixelKey: 'pk_app', platform: 'android', storage, appVersion: '1.0.0' });
+const early_purchase = await trackPurchase({ transactionId: 'gpa.0001', amount: 4.99, currency: 'usd' });
 const install = await trackInstall({ readClipboard: true });
 const again = await trackInstall();
 const purchase = await trackPurchase({ transactionId: 'gpa.1234', amount: 2.99, currency: 'EUR' });
-console.log(JSON.stringify({ early, DEFAULT_ENDPOINT, install, again, purchase, id: await getInstallId(), requests, stored: Object.fromEntries(store) }));
+const yen = await trackPurchase({ transactionId: 'gpa.5678', amount: 1200, currency: 'JPY' });
+const attribution = await getAttribution();
+console.log(JSON.stringify({ early, DEFAULT_ENDPOINT, early_purchase, install, again, purchase, yen, attribution, id: await getInstallId(), requests, stored: Object.fromEntries(store) }));
 `,
     );
     const out = JSON.parse(execFileSync(process.execPath, ['index.js'], { cwd: app, encoding: 'utf8' }));
     expect(out.early).toMatch(/before configure/);
     expect(out.DEFAULT_ENDPOINT).toBe('https://svc.example.com');
-    expect(out.install).toEqual({ ok: true, duplicate: false, install: { install_id: out.id, attributed: false } });
+    const answer = { ok: true, duplicate: false, install: { install_id: out.id, attributed: false } };
+    expect(out.early_purchase).toBe(false);
+    expect(out.install).toEqual(answer);
     expect(out.again).toBeNull();
     expect(out.purchase).toBe(true);
+    expect(out.yen).toBe(false);
+    expect(out.attribution).toEqual(answer);
+    // The purchase made before the install waited for it, then went right after it.
     expect(out.requests.map((r: { url: string }) => r.url)).toEqual([
       'https://svc.example.com/api/public/attribution/installs',
       'https://svc.example.com/api/public/attribution/events',
+      'https://svc.example.com/api/public/attribution/events',
     ]);
-    expect(out.requests[1].body).toMatchObject({ source: 'sdk', event_type: 'purchase', external_user_id: out.id, transaction_id: 'gpa.1234', amount: 2.99, currency: 'EUR' });
-    expect(out.stored).toEqual({ svc_install_id: out.id, svc_install_reported: 'true' });
+    expect(out.requests[1].body).toMatchObject({ external_user_id: out.id, transaction_id: 'gpa.0001', currency: 'USD' });
+    expect(out.requests[2].body).toMatchObject({ source: 'sdk', event_type: 'purchase', external_user_id: out.id, transaction_id: 'gpa.1234', amount: 2.99, currency: 'EUR' });
+    expect(out.stored).toEqual({
+      svc_install_id: out.id,
+      svc_install_reported: 'true',
+      svc_install_answer: JSON.stringify(answer),
+      svc_pending_install: '',
+      svc_pending_purchases: '[]',
+    });
   });
 
   it('type-checks an app against the packed declarations', () => {
     writeFileSync(
       join(app, 'App.ts'),
-      `import { createClient, type InstallAnswer, type SvcConfig } from '@svc/react-native';
+      `import { createClient, type InstallAnswer, type OpenAnswer, type SvcConfig } from '@svc/react-native';
 declare const storage: SvcConfig['storage'];
 const client = createClient({ pixelKey: 'pk_app', platform: 'ios', storage, clipboard: { getString: async () => '' } });
 export const answer: Promise<InstallAnswer | null> = client.trackInstall({ readClipboard: true, code: 'MAYA' });
 export const sent: Promise<boolean> = client.trackPurchase({ transactionId: 't', amount: 1, currency: 'USD' });
+export const kept: Promise<InstallAnswer | null> = client.getAttribution();
+export const would: Promise<boolean> = client.wouldReadClipboard();
+export const pasted: Promise<InstallAnswer | null> = client.trackInstall({ pastedText: null });
+export const opened: Promise<OpenAnswer | null> = client.trackOpen('https://maya.link/app');
+export const deepLink = (a: InstallAnswer): string | null | undefined => a.install.deep_link;
 `,
     );
     writeFileSync(join(app, 'bad.ts'), `import { createClient } from '@svc/react-native';\ncreateClient({ pixelKey: 'pk', platform: 'web' });\n`);
