@@ -121,6 +121,12 @@ export const storeUp = new Gauge({
   registers: [registry],
 });
 
+export const healthProbes = new Counter({
+  name: 'svc_health_probes_total',
+  help: 'Store and queue probes run for /healthz and /metrics (shared by both, at most one a second)',
+  registers: [registry],
+});
+
 type MetricsSnapshot = MetricObjectWithValues<MetricValue<string>>[];
 let workerThreadMetrics: MetricsSnapshot | undefined;
 

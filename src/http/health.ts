@@ -3,7 +3,8 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { outboxPendingSeconds } from '../queues/outbox/sweeper';
-import { ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
+import { healthProbes, ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
+import { bearerToken, safeEqual } from '../secrets';
 import { FACT_KINDS, type FactKind } from '../queues/facts';
 import type { QueueState } from '../queues/queues';
 import type { Warehouse } from '../warehouse/clickhouse';
@@ -14,7 +15,7 @@ export type HealthDeps = {
   redis: Redis;
   warehouse: Warehouse;
   queues: { state(): Promise<Record<FactKind, QueueState>> };
-  config: Pick<Config, 'timeouts' | 'degradedAfter'>;
+  config: Pick<Config, 'timeouts' | 'degradedAfter' | 'metricsToken'>;
 };
 
 /** Settles with `p`, or rejects once `ms` have passed: a hung store fails its probe instead of holding it. */
@@ -66,22 +67,59 @@ async function degradedParts(services: HealthDeps): Promise<string[]> {
   return lagging ? ['ingestion_lag', ...degraded] : degraded;
 }
 
-/** GET /healthz and GET /metrics (CONTRACT 7). */
+/** The stores' state, and what is degraded (null when Postgres or Redis is down, or the queues' state did not answer in time). */
+type Probe = { stores: Stores; degraded: string[] | null };
+
+/**
+ * The store probes behind /healthz and /metrics, shared: a probe started less than `everyMs` ago
+ * (finished or not) is the answer, so however often both are asked, the stores and queues are
+ * probed at most once a second.
+ */
+export class HealthProbe {
+  private last: { startedAt: number; result: Promise<Probe> } | undefined;
+
+  constructor(
+    private readonly services: HealthDeps,
+    private readonly everyMs = 1000,
+  ) {}
+
+  read(): Promise<Probe> {
+    const now = Date.now();
+    if (this.last && now - this.last.startedAt < this.everyMs) return this.last.result;
+    const result = this.run();
+    this.last = { startedAt: now, result };
+    return result;
+  }
+
+  private async run(): Promise<Probe> {
+    healthProbes.inc();
+    const stores = await probeStores(this.services);
+    // Reading the queues' state is one more probe: when it does not answer in time, nothing is listed.
+    const degraded = stores.postgres && stores.redis ? await within(degradedParts(this.services), this.services.config.timeouts.healthProbeMs).catch(() => null) : null;
+    return { stores, degraded };
+  }
+}
+
+/**
+ * GET /healthz and GET /metrics (CONTRACT 7), on one shared probe. /metrics asks for
+ * `Authorization: Bearer <METRICS_TOKEN>` when that is set (docs/operations.md).
+ */
 export async function healthRoutes(app: FastifyInstance, { deps: services }: { deps: HealthDeps }) {
-  const ms = services.config.timeouts.healthProbeMs;
+  const probe = new HealthProbe(services);
+  const token = services.config.metricsToken;
 
   app.get('/healthz', async (_req, reply) => {
-    const stores = await probeStores(services);
+    const { stores, degraded } = await probe.read();
     if (!stores.postgres || !stores.redis || !stores.clickhouse) return reply.status(503).send({ ok: false, ...stores });
-    // Reading the queues' state is one more probe: when it does not answer in time, nothing is listed.
-    const degraded = await within(degradedParts(services), ms).catch(() => []);
-    return degraded.length ? { ok: true, degraded } : { ok: true };
+    return degraded?.length ? { ok: true, degraded } : { ok: true };
   });
 
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', async (req, reply) => {
+    if (token !== undefined && !safeEqual(bearerToken(req.headers.authorization) ?? '', token)) {
+      return reply.status(401).send({ error: 'unauthorized' });
+    }
     // Refreshes the gauges; a store that does not answer leaves its last values.
-    const stores = await probeStores(services);
-    if (stores.postgres && stores.redis) await within(degradedParts(services), ms).catch(() => undefined);
+    await probe.read();
     reply.header('content-type', registry.contentType);
     return metricsText();
   });
