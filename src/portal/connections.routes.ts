@@ -20,6 +20,10 @@ const portalConnection = z.object({
   last_event_at: z.iso.datetime().nullable(),
   signing_secret_set: z.boolean(),
   sandbox_secret_set: z.boolean().optional().describe('Adapty only'),
+  signing_secret_warning: z
+    .string()
+    .nullable()
+    .describe('While no secret authenticates deliveries: what that allows (RevenueCat, Adapty: anyone with the URL can post counted events; Stripe, Shopify: every delivery is refused); else null'),
   created_at: z.iso.datetime(),
 });
 
@@ -44,6 +48,7 @@ const setupCard = z.object({
     used: z.boolean().describe('false: the provider signs with its own certificates (Apple) and takes no secret'),
     required: z.boolean(),
     what: z.string().describe('What the secret is, in words'),
+    without: z.string().nullable().describe('What a connection without one allows, in words; null when the provider takes none'),
   }),
   settings: z.array(settingField).describe("The provider's settings, in the order a form asks for them"),
   connected: z.boolean(),

@@ -19,7 +19,7 @@ import { createPortalUser, PORTAL_PASSWORD, portal } from './helpers';
  * Facts of brand Acme (range 30d = today-29 .. today; previous = today-59 .. today-30):
  *   link anna: 5 clicks today, 3 clicks 3 days ago, 4 clicks 40 days ago; link anna-tt: 1 click today;
  *   link bob: 2 clicks today; one install credited by clipboard token;
- *   30 purchases today (USD, credited by click token), one in EUR by code ANNA, one refund;
+ *   30 purchases today (USD, credited by click token), one in EUR by code ANNA, one refund (of order-01);
  *   one sandbox purchase (stored apart, never counted).
  */
 const installed = chromiumInstalled('portal');
@@ -127,7 +127,8 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
       });
     }
     await post('events', { pixel_key: pk, event_type: 'purchase', transaction_id: 'order-eur', amount: 9.99, currency: 'EUR', code: 'anna', occurred_at: minutesAgo(20) });
-    await post('events', { pixel_key: pk, event_type: 'refund', transaction_id: 'order-01-refund', amount: 10, currency: 'USD', click_token: tokens[0], occurred_at: minutesAgo(10) });
+    // A refund names the purchase it refunds (order-01, 10 USD).
+    await post('events', { pixel_key: pk, event_type: 'refund', transaction_id: 'order-01', amount: 10, currency: 'USD', occurred_at: minutesAgo(10) });
     await insertSandboxPurchase(t, brand.id, new Date(Date.now() - 5 * 60_000));
     await t.settle();
 
@@ -307,7 +308,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     const first = await shown();
     expect(first).toEqual(all.slice(0, 25));
     expect(await text('.pager .page-no')).toBe('Page 1');
-    const refund = page.locator('tr[data-transaction="order-01-refund"]');
+    const refund = page.locator('tr[data-transaction="order-01"]').filter({ hasText: usd.format(-10) });
     expect(await refund.locator('td[data-label="Amount"]').textContent()).toBe(usd.format(-10));
     await shoot('events');
 
@@ -380,6 +381,8 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await open('/portal/connections');
     const card = page.locator('li.connection[data-provider="revenuecat"]');
     await card.getByText('Set up RevenueCat').click();
+    // Before connecting, the card says what a connection without a secret allows.
+    expect(await card.locator('form.connect .unsigned').textContent()).toMatch(/^Without a signing secret, anyone who has the webhook URL/);
     await card.getByLabel(/Signing secret/).fill('rc-secret-value-123');
     await card.getByRole('button', { name: 'Connect RevenueCat' }).click();
     await card.locator('code.webhook-url').waitFor();
@@ -388,6 +391,7 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     expect(api.webhook_url).toMatch(/svw_/);
     expect(await card.locator('.badge').first().textContent()).toBe('Waiting for the first event');
     expect(await card.locator('.secret-state').textContent()).toContain('Stored');
+    expect(await card.locator('p.unsigned').count()).toBe(0);
     expect(await page.content()).not.toContain('rc-secret-value-123');
     expect(JSON.stringify(api)).not.toContain('rc-secret-value-123');
 
@@ -396,6 +400,13 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await card.getByRole('button', { name: 'Save secret' }).click();
     await expect.poll(() => page.locator('#announcer').textContent()).toBe('RevenueCat signing secret saved');
     expect(await page.content()).not.toContain('rc-secret-value-456');
+
+    // Connected without a secret, a card says so plainly, and what it allows.
+    const adapty = page.locator('li.connection[data-provider="adapty"]');
+    await adapty.getByText('Set up Adapty').click();
+    await adapty.getByRole('button', { name: 'Connect Adapty' }).click();
+    await adapty.locator('code.webhook-url').waitFor();
+    expect(await adapty.locator('p.unsigned').textContent()).toMatch(/^No signing secret is set: anyone who has the webhook URL .* can post events for your brand/);
 
     // A setting that is not text (Stripe's flag) goes to the API as what it is.
     const stripe = page.locator('li.connection[data-provider="stripe"]');

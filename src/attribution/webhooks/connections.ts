@@ -7,6 +7,7 @@ import { newId, newToken, sha256 } from '../../secrets';
 import { PROVIDERS, type Provider } from '../ledger/types';
 import { SETTINGS_SCHEMAS } from './providers';
 import { SecretBox } from './secret-box';
+import { unsignedWarning } from './unsigned';
 
 /**
  * Billing connections (SPEC 2.10, CONTRACT 8): one per (brand, provider). Shared by the
@@ -30,6 +31,8 @@ export type ConnectionAnswer = {
   signing_secret_set: boolean;
   /** Adapty only: whether the sandbox endpoint's Authorization value is stored. */
   sandbox_secret_set?: boolean;
+  /** While no secret authenticates deliveries: what that allows, in words (./unsigned.ts); else null. */
+  signing_secret_warning: string | null;
   created_at: Date;
 };
 
@@ -210,6 +213,10 @@ export class Connections {
       last_event_at: row.last_event_at,
       signing_secret_set: row.signing_secret_encrypted !== null,
       ...(row.provider === 'adapty' ? { sandbox_secret_set: row.sandbox_secret_encrypted !== null } : {}),
+      signing_secret_warning: unsignedWarning(row.provider as Provider, {
+        signing: row.signing_secret_encrypted !== null,
+        sandbox: row.sandbox_secret_encrypted !== null,
+      }),
       created_at: row.created_at,
     };
   }

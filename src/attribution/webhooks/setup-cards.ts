@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PROVIDERS, type Provider } from '../ledger/types';
 import type { ConnectionAnswer } from './connections';
 import { SETTINGS_SCHEMAS } from './providers';
+import { withoutSecret } from './unsigned';
 
 /**
  * The portal's setup card per provider (GET /api/client/attribution/connections): the
@@ -14,8 +15,11 @@ export type SetupCard = {
   /** Where the provider's dashboard is, in words. */
   dashboard: string;
   steps: string[];
-  /** `used: false`: the provider signs otherwise (Apple's certificates) and takes no secret. */
-  signing_secret: { used: boolean; required: boolean; what: string };
+  /**
+   * `used: false`: the provider signs otherwise (Apple's certificates) and takes no secret.
+   * `without`: what a connection without one allows, in words (null for Apple).
+   */
+  signing_secret: { used: boolean; required: boolean; what: string; without: string | null };
   settings: SettingField[];
   /** Whether the brand has a connection for this provider (see `status` for its health). */
   connected: boolean;
@@ -37,8 +41,9 @@ export type SettingField = {
   default?: string | number | boolean;
 };
 
-type CardText = Omit<SetupCard, 'provider' | 'connected' | 'connection_id' | 'status' | 'webhook_url' | 'steps' | 'settings'> & {
+type CardText = Omit<SetupCard, 'provider' | 'connected' | 'connection_id' | 'status' | 'webhook_url' | 'steps' | 'settings' | 'signing_secret'> & {
   steps(url: string, settings: Record<string, unknown>): string[];
+  signing_secret: Omit<SetupCard['signing_secret'], 'without'>;
 };
 
 const URL_PLACEHOLDER = 'the webhook URL shown here once you connect';
@@ -51,7 +56,7 @@ const CARDS: Record<Provider, CardText> = {
     steps: (url, settings) => [
       'In the RevenueCat dashboard open your project, then Integrations → Webhooks, and click "Add new webhook".',
       `Webhook URL: ${url}`,
-      'Authorization header value: enter a long random value and paste the same value here as the signing secret (sent as is or as "Bearer <value>"). Optional: without it the URL alone authenticates.',
+      'Authorization header value: enter a long random value and paste the same value here as the signing secret (sent as is or as "Bearer <value>"). Optional, but without it anyone who has the URL can post events that are counted.',
       'Environment to send events for: production and sandbox (sandbox purchases are stored as sandbox rows and never counted). Events for one app only: set app_id here.',
       `In your app, set the subscriber attribute "${installAttribute(settings)}" to the SDK's install ID, e.g. Purchases.shared.attribution.setAttributes(["${installAttribute(settings)}": installId]). Optionally "svc_cid" (a click token) and "svc_code" (a creator code).`,
       'Click "Send test event" or make a sandbox purchase: the connection turns connected.',
@@ -64,7 +69,7 @@ const CARDS: Record<Provider, CardText> = {
     steps: (url, settings) => [
       'In the Adapty Dashboard open Integrations → Webhook and turn the integration on.',
       `Production endpoint URL and Sandbox endpoint URL: ${url}`,
-      'Authorization header value for production endpoint: enter a long random value and paste it here as the signing secret. Authorization header value for sandbox endpoint: paste it here as the sandbox_secret setting. Both optional: without them the URL alone authenticates.',
+      'Authorization header value for production endpoint: enter a long random value and paste it here as the signing secret. Authorization header value for sandbox endpoint: paste it here as the sandbox_secret setting. Both optional, but without them anyone who has the URL can post events that are counted.',
       'Turn on "Send user attributes". If you renamed events, list them here in event_name_map as {"your name": "adapty_event_name"}.',
       `In your app, set the custom attribute "${installAttribute(settings)}" to the SDK's install ID (Adapty.updateProfile with customAttributes). Optionally "svc_cid" (a click token) and "svc_code" (a creator code).`,
       'Click Save: Adapty sends a verification request and the connection turns connected. A sandbox purchase is stored as a sandbox row.',
@@ -143,10 +148,11 @@ const SETTINGS = Object.fromEntries(
 export function setupCards(connections: ConnectionAnswer[]): SetupCard[] {
   return PROVIDERS.map((provider) => {
     const connection = connections.find((c) => c.provider === provider);
-    const { steps, ...card } = CARDS[provider];
+    const { steps, signing_secret, ...card } = CARDS[provider];
     return {
       provider,
       ...card,
+      signing_secret: { ...signing_secret, without: withoutSecret(provider) },
       steps: steps(connection?.webhook_url ?? URL_PLACEHOLDER, connection?.settings ?? {}),
       settings: SETTINGS[provider],
       connected: connection !== undefined,

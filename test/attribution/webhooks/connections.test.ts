@@ -75,6 +75,32 @@ describe('portal connections (SPEC 4.4, CONTRACT 8)', () => {
     expect(res.body).not.toContain('prod-auth-value');
   });
 
+  it('says plainly, before and after connecting, what a connection without a signing secret allows', async () => {
+    const open = await brandWithSession(t, 'Unsigned');
+    // Before: the setup cards.
+    const cards = (await portal(open.cookie, 'GET', '')).json().setup_cards as { provider: string; signing_secret: { without: string | null } }[];
+    const without = Object.fromEntries(cards.map((c) => [c.provider, c.signing_secret.without]));
+    expect(without.revenuecat).toMatch(/^Without a signing secret, anyone who has the webhook URL .* can post events for your brand/);
+    expect(without.adapty).toMatch(/anyone who has the webhook URL/);
+    expect(without.stripe).toMatch(/every delivery is refused \(401\)/);
+    expect(without.shopify).toMatch(/every delivery is refused \(401\)/);
+    expect(without.apple).toBeNull();
+    // After: the connection's answer, in the list too, until a secret is stored.
+    const rc = await portal(open.cookie, 'POST', '', { provider: 'revenuecat' });
+    expect(rc.json()).toMatchObject({ signing_secret_set: false, signing_secret_warning: expect.stringMatching(/^No signing secret is set: anyone who has the webhook URL/) });
+    const listed = (await portal(open.cookie, 'GET', '')).json().data as Connection[];
+    expect(listed.find((c) => c.id === rc.json().id)).toMatchObject({ signing_secret_warning: expect.stringContaining('can post events') });
+    expect((await portal(open.cookie, 'PATCH', `/${rc.json().id}`, { signing_secret: 'rc-auth' })).json()).toMatchObject({ signing_secret_warning: null });
+    const stripeOpen = await portal(open.cookie, 'POST', '', { provider: 'stripe' });
+    expect(stripeOpen.json().signing_secret_warning).toMatch(/every delivery is refused/);
+    const adaptySandboxOnly = await portal(open.cookie, 'POST', '', { provider: 'adapty', settings: { sandbox_secret: 'sandbox-only' } });
+    expect(adaptySandboxOnly.json()).toMatchObject({ signing_secret_warning: null });
+    const apple = await portal(open.cookie, 'POST', '', { provider: 'apple', settings: { bundle_id: 'com.open.app' } });
+    expect(apple.json()).toMatchObject({ signing_secret_warning: null });
+    // The internal list below counts Acme's and Globex's connections only.
+    for (const made of [rc, stripeOpen, adaptySandboxOnly, apple]) expect((await portal(open.cookie, 'DELETE', `/${made.json().id}`)).statusCode).toBe(204);
+  });
+
   it('lists the brand\'s connections with one setup card per provider', async () => {
     const res = await portal(acme.cookie, 'GET', '');
     expect(res.statusCode).toBe(200);

@@ -16,6 +16,7 @@ export type Connection = {
   webhook_url: string;
   last_event_at: string | null;
   signing_secret_set: boolean;
+  signing_secret_warning: string | null;
 };
 
 /** A brand with a portal user, logged in: answers the brand id and the session cookie. */

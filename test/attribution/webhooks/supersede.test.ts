@@ -92,11 +92,10 @@ describe('a verified row supersedes a public one', () => {
     expect(await checkout('cs_99', 250_000)).toEqual({ status: 200, body: { ok: true, recorded: 1, ignored: 0 } });
     await t.settle();
 
-    const [claimed, refund, verified] = await pgRows('stripe:cs_99').then((rows) => [
-      rows.find((r) => r.event_type === 'purchase' && !r.verified)!,
-      rows.find((r) => r.event_type === 'refund')!,
-      rows.find((r) => r.event_type === 'purchase' && r.verified)!,
-    ]);
+    const rows = await pgRows('stripe:cs_99');
+    const claimed = rows.find((r) => r.event_type === 'purchase' && !r.verified)!;
+    const refund = rows.find((r) => r.event_type === 'refund')!;
+    const verified = rows.find((r) => r.event_type === 'purchase' && r.verified)!;
     // Both stay stored; the verified row names the public one, and is credited from its own payload (the install).
     expect(claimed).toMatchObject({ source: 'pixel', code_id: code.id, supersedes: null });
     expect(refund).toMatchObject({ source: 'pixel', code_id: code.id });

@@ -14,13 +14,15 @@ type Connection = {
   webhook_url: string;
   last_event_at: string | null;
   signing_secret_set: boolean;
+  /** While no secret authenticates deliveries: what that allows, in words; else null. */
+  signing_secret_warning: string | null;
 };
 type Card = {
   provider: string;
   title: string;
   dashboard: string;
   steps: string[];
-  signing_secret: { used: boolean; required: boolean; what: string };
+  signing_secret: { used: boolean; required: boolean; what: string; without: string | null };
   settings: Setting[];
   connected: boolean;
   connection_id: string | null;
@@ -88,6 +90,8 @@ function providerCard(card: Card, connection: Connection | null, refresh: (focus
   append(item, [
     h('p', { class: 'badges' }, h('span', { class: `badge ${tone}` }, statusText)),
     connection.last_error ? h('p', { class: 'error-text' }, `Last delivery refused: ${connection.last_error.replaceAll('_', ' ')}.`) : null,
+    // Said before anything else about the connection: it decides who can post counted events.
+    connection.signing_secret_warning ? h('p', { class: 'notice sandbox-note unsigned', role: 'note' }, connection.signing_secret_warning) : null,
     h(
       'dl',
       { class: 'endpoints' },
@@ -115,6 +119,7 @@ function connectForm(card: Card, refresh: (focus?: string) => Promise<void>): HT
     card.signing_secret.used
       ? field(`Signing secret${card.signing_secret.required ? '' : ' (optional)'}`, secret, `${sentence(card.signing_secret.what)}. Stored encrypted; never shown again.`)
       : null,
+    card.signing_secret.without ? h('p', { class: 'notice sandbox-note unsigned', role: 'note' }, card.signing_secret.without) : null,
     settings.map((s) => s.control),
     h('button', { type: 'submit', class: 'primary' }, `Connect ${card.title}`),
   );
