@@ -53,8 +53,9 @@ type Running = { app?: FastifyInstance; workers?: Workers };
 /** Where the service answers (PUBLIC_BASE_URL): its portal and API reference, then the demo brand loaded, if any. */
 function startBanner(config: Config, demo: DemoBrand[], port: number): string {
   const base = config.publicBaseUrl;
-  const lines = [`svc is running at ${base}`, `  Portal:       ${base}/portal/`, `  API docs:     ${base}/docs/api`].join('\n');
-  return demo.length ? `${lines}\n\n${describeDemo(demo, base, port)}` : lines;
+  // The demo's lines name the portal (with its login) and the API docs themselves.
+  if (demo.length) return `svc is running at ${base}\n\n${describeDemo(demo, base, port)}`;
+  return [`svc is running at ${base}`, `  Portal:       ${base}/portal/`, `  API docs:     ${base}/docs/api`].join('\n');
 }
 
 /** Listens on the configured address, waiting for a port a predecessor still holds (waitForRelease). */

@@ -63,6 +63,8 @@ function explain(res: Response, code: string, body: Record<string, unknown> | nu
       return refusalInWords(Array.isArray(body?.details) ? (body.details as Detail[]) : []);
     case 'domain_taken':
       return 'That domain is already registered. Choose another host name.';
+    case 'invalid_domain':
+      return "That host name cannot be added: use a domain of your own, such as go.yourbrand.com (not an IP address, a localhost name or this service's own address).";
     case 'domain_has_links':
       return 'Links still use this domain, so it cannot be removed. Ask your svc contact to move them first.';
     case 'already_connected':
