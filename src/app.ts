@@ -108,7 +108,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
   const { warehouse, queues, linkChanges, rateLimiter } = services;
   const { publicBaseUrl, secretKey } = config;
-  await app.register(bullBoardRoutes, { queues, adminJwtSecret: config.adminJwtSecret });
+  await app.register(bullBoardRoutes, { queues, adminJwtSecret: config.adminJwtSecret, publicBaseUrl });
   const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers, reservedHostnames: config.reservedHostnames };
   await app.register(internalRoutes, {
     ...domainDeps,

@@ -43,10 +43,8 @@ describe('admin JWT (CONTRACT 3)', () => {
 
   it('keeps bull-board behind the same token', async () => {
     expect((await t.request({ method: 'GET', url: '/admin/queues' })).statusCode).toBe(401);
-    const res = await t.request({ method: 'GET', url: `/admin/queues?token=${t.adminToken}` });
-    expect(res.statusCode).toBe(200);
-    expect(res.headers['set-cookie']).toMatch(/svc_admin=.*HttpOnly/);
-    const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+    const cookie = await boardCookie();
+    expect((await t.request({ method: 'GET', url: '/admin/queues', headers: { cookie } })).statusCode).toBe(200);
     const api = await t.request({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie } });
     expect(api.statusCode).toBe(200);
     expect(api.json().queues.map((q: { name: string }) => q.name).sort()).toEqual(
@@ -56,6 +54,54 @@ describe('admin JWT (CONTRACT 3)', () => {
     const internal = await t.request({ ...brand, headers: { cookie } });
     expect(internal.statusCode).toBe(401);
     expect(internal.json()).toEqual({ error: 'unauthorized' });
+  });
+});
+
+/** Opens the board with ?token= as an operator's browser does: answers the cookie it sets. */
+async function boardCookie(): Promise<string> {
+  const res = await t.request({ method: 'GET', url: `/admin/queues?token=${t.adminToken}` });
+  expect(res.statusCode).toBe(303);
+  expect(res.headers['set-cookie']).toMatch(/svc_admin=.*HttpOnly/);
+  return String(res.headers['set-cookie']).split(';')[0]!;
+}
+
+describe('the queue board (docs/hardening.md)', () => {
+  it('takes ?token= once: sets its cookie and redirects to the same address without the token', async () => {
+    const res = await t.request({ method: 'GET', url: `/admin/queues/queue/clicks?status=failed&token=${t.adminToken}&page=2` });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/admin/queues/queue/clicks?status=failed&page=2');
+    expect(res.headers['set-cookie']).toMatch(/^svc_admin=[^;]+; Path=\/admin\/queues; HttpOnly; SameSite=Strict/);
+    expect(String(res.headers['set-cookie'])).not.toContain('Secure'); // PUBLIC_BASE_URL is http here
+  });
+
+  it('refuses a state-changing request from a foreign Origin, even with its cookie or a Bearer token', async () => {
+    const cookie = await boardCookie();
+    const pause = (headers: Record<string, string>) => t.request({ method: 'PUT', url: '/admin/queues/api/queues/clicks/pause', headers: { cookie, ...headers } });
+    for (const headers of [
+      { origin: 'https://evil.example' },
+      { origin: 'https://evil.example', authorization: `Bearer ${t.adminToken}` },
+      { referer: 'https://evil.example/page' },
+      {},
+    ]) {
+      const res = await pause(headers);
+      expect([res.statusCode, res.json()]).toEqual([403, { error: 'forbidden_origin' }]);
+    }
+    expect(await t.services.queues.queues.clicks.isPaused()).toBe(false);
+    // From the board's own page the write goes through.
+    expect((await pause({ origin: t.config.publicBaseUrl })).statusCode).toBe(200);
+    expect(await t.services.queues.queues.clicks.isPaused()).toBe(true);
+    expect((await t.request({ method: 'PUT', url: '/admin/queues/api/queues/clicks/resume', headers: { cookie, referer: `${t.config.publicBaseUrl}/admin/queues/` } })).statusCode).toBe(200);
+    expect(await t.services.queues.queues.clicks.isPaused()).toBe(false);
+  });
+
+  it('without a valid token answers a browser a page that says how to get one, and API clients 401 JSON', async () => {
+    const page = await t.request({ method: 'GET', url: '/admin/queues', headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(page.statusCode).toBe(401);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.body).toContain('npm run cli -- admin-token');
+    const api = await t.request({ method: 'GET', url: '/admin/queues/api/queues', headers: { accept: 'application/json' } });
+    expect([api.statusCode, api.json()]).toEqual([401, { error: 'unauthorized' }]);
+    expect((await t.request({ method: 'GET', url: '/admin/queues' })).json()).toEqual({ error: 'unauthorized' });
   });
 });
 
