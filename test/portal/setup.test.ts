@@ -108,6 +108,9 @@ describe('GET /api/client/openapi.json', () => {
       expect(doc.paths, path).toHaveProperty([`/api/client/attribution/${path}`]);
     }
     expect(doc.paths['/api/client/auth/login'].post.security).toEqual([]);
+    const apps = doc.paths['/api/client/attribution/apps'];
+    expect(Object.keys(apps).sort()).toEqual(['get', 'put']);
+    expect(Object.keys(apps.put.requestBody.content['application/json'].schema.properties)).toEqual(['ios', 'android']);
     const events = doc.paths['/api/client/attribution/events'].get;
     expect(events.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(['period', 'start_date', 'end_date', 'event_type', 'creator_id', 'sandbox', 'limit', 'cursor']),
