@@ -8,7 +8,7 @@ import { portalFiles } from './pages.build';
  * page path answers the same index.html; its script reads the path and asks the portal API
  * for the session. Assets have content-hashed names, so they are cached for good.
  */
-export const PORTAL_PAGES = ['', 'links', 'codes', 'events', 'setup', 'domains', 'connections'];
+export const PORTAL_PAGES = ['', 'links', 'codes', 'events', 'setup', 'domains', 'connections', 'webhooks'];
 
 /** Scripts and styles from this origin only: no inline script or style, nothing from elsewhere. */
 export const PORTAL_CSP = sameOriginCsp({ forms: 'self' });

@@ -10,6 +10,7 @@ import { domainsPage } from './pages/domains';
 import { eventsPage } from './pages/events';
 import { overviewPage } from './pages/overview';
 import { setupPage } from './pages/setup';
+import { webhooksPage } from './pages/webhooks';
 import { currentRange, type Range, rangeQuery } from './period';
 import { errorBox, field, submitting } from './ui';
 
@@ -18,7 +19,7 @@ import { errorBox, field, submitting } from './ui';
  * API whether the session cookie is valid (GET /auth/me); a 401 there, or on any later
  * call, shows the login form in place, and after login the page the URL names.
  */
-const PAGES: PortalPage[] = [overviewPage, linksPage, codesPage, eventsPage, setupPage, domainsPage, connectionsPage];
+const PAGES: PortalPage[] = [overviewPage, linksPage, codesPage, eventsPage, setupPage, domainsPage, connectionsPage, webhooksPage];
 
 type Session = { user: { id: string; email: string }; brand: { id: string; name: string } };
 let session: Session | null = null;
