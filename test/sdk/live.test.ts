@@ -1,5 +1,9 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createClient, type SvcConfig } from '../../sdk/react-native/src/index';
 import { appLinkCredit, type AttributionBrand, attributionBrand, IPHONE } from '../attribution/public/setup';
@@ -272,6 +276,61 @@ describe('the React Native SDK against the running service', () => {
     expect(await launch(third).client.trackInstall()).toBeNull();
     expect(await ledger(tx)).toEqual([expect.objectContaining({ resolution_method: 'clipboard', currency: 'EUR', link: expect.objectContaining({ slug: 'app' }) })]);
   });
+
+  it('an app process killed (SIGKILL) while its request is in flight, then started again, loses neither the install’s click token nor the purchase', async () => {
+    const token = await appLinkClick();
+    const dir = mkdtempSync(join(tmpdir(), 'svc-sdk-kill-'));
+    const file = join(dir, 'storage.json');
+    // One launch of an app in its own process: the SDK source over a storage file, one call, its result printed.
+    const app = `
+      import { readFileSync, writeFileSync } from 'node:fs';
+      import { createClient } from ${JSON.stringify(new URL('../../sdk/react-native/src/index.ts', import.meta.url).pathname)};
+      const [file, endpoint, pixelKey, call, arg] = process.argv.slice(1);
+      const read = () => { try { return JSON.parse(readFileSync(file, 'utf8')); } catch { return {}; } };
+      const storage = {
+        getItem: async (k) => read()[k] ?? null,
+        setItem: async (k, v) => writeFileSync(file, JSON.stringify({ ...read(), [k]: v })),
+      };
+      const client = createClient({ pixelKey, platform: 'ios', endpoint, storage });
+      const result = call === 'install' ? await client.trackInstall({ pastedText: arg }) : await client.trackPurchase({ transactionId: arg, amount: 4.99, currency: 'USD' });
+      console.log(JSON.stringify(result));
+    `;
+    const root = new URL('../../', import.meta.url).pathname;
+    const run = (endpointUrl: string, call: string, arg: string) =>
+      spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', app, file, endpointUrl, acme.brand.pixel_key, call, arg], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    const output = (child: ChildProcess) =>
+      new Promise<string>((resolve) => {
+        let out = '';
+        child.stdout!.on('data', (d) => {
+          out += d;
+        });
+        child.on('exit', () => resolve(out.trim()));
+      });
+    // A server that kills the app the moment its request arrives.
+    let victim: ChildProcess | undefined;
+    const killer = await fakeServer(() => victim?.kill('SIGKILL'));
+    try {
+      victim = run(killer, 'install', token);
+      await output(victim);
+      expect(victim.signalCode).toBe('SIGKILL');
+      expect(JSON.parse(JSON.parse(readFileSync(file, 'utf8')).svc_pending_install)).toMatchObject({ clipboard_token: token });
+
+      const restarted = run(endpoint, 'install', '');
+      expect(JSON.parse(await output(restarted))).toMatchObject({ install: { resolution_method: 'clipboard', ...appLinkCredit(acme) } });
+
+      const tx = uniqueTx('sigkill');
+      victim = run(killer, 'purchase', tx);
+      await output(victim);
+      expect(victim.signalCode).toBe('SIGKILL');
+      expect(JSON.parse(JSON.parse(readFileSync(file, 'utf8')).svc_pending_purchases)).toMatchObject([{ transaction_id: tx }]);
+      // The next launch's first call sends it; the same transaction again is then a duplicate.
+      expect(JSON.parse(await output(run(endpoint, 'install', '')))).toBeNull();
+      expect(JSON.parse(readFileSync(file, 'utf8')).svc_pending_purchases).toBe('[]');
+      expect(await ledger(tx)).toEqual([expect.objectContaining({ resolution_method: 'clipboard', link: expect.objectContaining({ slug: 'app' }) })]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   it('a proxy answering 404, a gateway answering 408 and a captive portal’s 200 page keep the install pending; the service then credits it', async () => {
     const token = await appLinkClick();
