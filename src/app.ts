@@ -21,8 +21,8 @@ import { apiDocsRoutes } from './http/api-docs';
 import { docsRoutes } from './http/docs';
 import { errorHandler } from './http/errors';
 import { healthRoutes } from './http/health';
-import { lingerAfterTooLarge } from './http/body-limit';
-import { jsonBodyParser } from './http/json-body';
+import { clientErrorHandler, lingerAfterTooLarge } from './http/body-limit';
+import { jsonBodyParser, refuseContentEncoding } from './http/json-body';
 import { refuseUnstorableText } from './http/storable-text';
 import { lazyRequestLogger, OneLineRequestLog } from './http/request-log';
 import { internalRoutes } from './internal';
@@ -68,9 +68,13 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     keepAliveTimeout: 65_000,
     // A URL Fastify cannot route (malformed percent-encoding) still gets HTML on a link domain.
     frameworkErrors: unroutableUrl(hosts),
+    // A request Node refuses before routing (431, 408) is answered with Connection: close.
+    clientErrorHandler,
   });
   app.setErrorHandler(errorHandler);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(app));
+  // A compressed body is 415: the service decodes no Content-Encoding.
+  app.addHook('preParsing', refuseContentEncoding);
   // Query strings and path ids holding text no store can hold: 400 / 404 on every route (CONTRACT 10).
   app.addHook('preValidation', refuseUnstorableText);
   // A 413 closes with a lingering close, so a client still sending sees the status, not a reset.

@@ -36,3 +36,38 @@ function lingerOnClose(socket: Socket): void {
     socket.end(); // the client sees the 413 and our FIN; its own close then ends the socket
   };
 }
+
+/** What a request that never reached a route is answered (Fastify's clientErrorHandler). */
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; error: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', error: 'request_timeout' },
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', error: 'header_fields_too_large' },
+};
+const BAD_REQUEST = { status: 400, reason: 'Bad Request', error: 'bad_request' };
+
+/**
+ * Node's parser refused a request (headers too large, a timeout, malformed HTTP): answer it with
+ * `Connection: close` (a keep-alive client then opens a new connection for its next request
+ * instead of reusing a dead one), then close gently as after a 413 rather than resetting.
+ */
+export function clientErrorHandler(err: Error & { code?: string }, socket: Socket): void {
+  // Node's parser may report a refused connection again as more of it arrives: answer once.
+  if (err.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
+  answered.add(socket);
+  const { status, reason, error } = CLIENT_ERRORS[err.code ?? ''] ?? BAD_REQUEST;
+  const body = JSON.stringify({ error });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  if (status === 408) {
+    // A client too slow to send its request gets no more time: closed at once, gently if it can be.
+    socket.end();
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    return;
+  }
+  lingerOnClose(socket);
+  socket.destroySoon();
+}
+
+const answered = new WeakSet<Socket>();

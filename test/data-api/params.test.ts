@@ -172,7 +172,7 @@ describe('invalid parameters', () => {
     await addPlacements(t, old.brand.id, [{ id: 'epoch-1', campaign_id: campaign, creator_id: null, platform: 'tiktok', posted_at: '1970-01-02T00:00:00Z' }]);
     await addSnapshots(t, 'epoch-1', [['1970-01-02', 10, 1, 0, 0]]);
     await t.settle();
-    for (const period of [{ period: 'all' }, {}]) {
+    for (const period of [{ period: 'all' }, {}] as Record<string, string>[]) {
       const body = await ok(summary, t, old.key, '/metrics/summary', period);
       expect(body.meta).toMatchObject({ start_date: '2000-01-01', end_date: todayUtc() });
     }

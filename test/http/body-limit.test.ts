@@ -113,6 +113,47 @@ describe('bodies over a limit, on a real socket', () => {
   }, 20_000);
 });
 
+describe('answers that close the connection say so', () => {
+  const bigHeader = 'x'.repeat(20 * 1024); // past Node's 16 KiB of headers
+
+  it('a 431 for headers too large carries Connection: close and a JSON code, then a FIN, not a reset', async () => {
+    for (let round = 0; round < 3; round++) {
+      const client = rawClient();
+      client.socket.once('end', () => client.socket.end()); // half-open allowed: close our side once the server has
+      client.socket.write(`GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nX-Big: ${bigHeader}\r\n\r\n`);
+      await client.closed;
+      const [head, body] = client.answer().split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 431 /);
+      expect(head!.toLowerCase().split('\r\n')).toContain('connection: close');
+      expect(JSON.parse(body!)).toEqual({ error: 'header_fields_too_large' });
+      expect(client.error()).toBeUndefined();
+      expect(client.endedByServer()).toBe(true);
+    }
+  });
+
+  it('a 413 carries Connection: close', async () => {
+    const client = rawClient();
+    client.socket.once('end', () => client.socket.end());
+    const body = bigJson(128 * 1024);
+    client.socket.write(`POST ${EVENTS} HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    await client.closed;
+    const head = client.answer().split('\r\n\r\n')[0]!;
+    expect(head).toMatch(/^HTTP\/1\.1 413 /);
+    expect(head.toLowerCase().split('\r\n')).toContain('connection: close');
+  });
+
+  it("a keep-alive client's next request after a 431 is answered (fetch keeps connections alive)", async () => {
+    for (let round = 0; round < 5; round++) {
+      const refused = await fetch(`${base}/healthz`, { headers: { 'x-big': bigHeader } });
+      expect(refused.status).toBe(431);
+      expect(refused.headers.get('connection')).toBe('close');
+      await refused.arrayBuffer();
+      const next = await fetch(`${base}/api/v1/brand`);
+      expect(next.status).toBe(401); // answered: a new connection, not the closed one
+    }
+  });
+});
+
 /** A client on a raw socket, to see what a server does with the connection (FIN or reset) after its answer. */
 function rawClient() {
   // Half-open allowed, as a sender that goes on writing its body after the server's FIN.

@@ -57,5 +57,73 @@ describe('JSON bodies', () => {
     expect(literal.statusCode).toBe(201);
     expect(literal.json().install.install_id).toBe('a\\u0000b');
   });
-});
 
+  it('refuses a body that is not valid UTF-8 as malformed JSON, storing nothing', async () => {
+    const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+    const invalid = [
+      bytes('{"name":"Bad ', [0xff, 0xfe], '"}'), // bytes no UTF-8 text has
+      bytes('{"name":"Overlong ', [0xc0, 0xaf], '"}'), // "/" in two bytes
+      bytes('{"name":"Surrogate ', [0xed, 0xa0, 0x80], '"}'), // a UTF-16 surrogate written as UTF-8
+      bytes('{"name":"Cut ', [0xe2, 0x82], '"}'), // a character cut short
+    ];
+    for (const payload of invalid) {
+      const res = await t.request({ method: 'POST', url: '/api/internal/brands', admin: true, headers: { 'content-type': 'application/json' }, payload });
+      expect(res.statusCode, payload.toString('hex')).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_request', details: [expect.objectContaining({ path: '', code: 'invalid_json' })] });
+    }
+    const stored = await t.services.db.selectFrom('brands').select('name').where('name', 'like', '%\uFFFD%').execute();
+    expect(stored).toEqual([]);
+
+    // The public endpoints read text/plain the same way (sendBeacon), and answer in their own form.
+    const brand = (await t.request({ method: 'POST', url: '/api/internal/brands', admin: true, payload: { name: 'Utf' } })).json();
+    for (const contentType of ['application/json', 'text/plain']) {
+      const res = await t.request({
+        method: 'POST',
+        url: '/api/public/attribution/installs',
+        headers: { 'content-type': contentType },
+        payload: bytes(`{"pixel_key":"${brand.pixel_key}","install_id":"id-`, [0xff], '","platform":"ios"}'),
+      });
+      expect(res.statusCode, contentType).toBe(422);
+      expect(res.json()).toEqual({ error: 'invalid_request' });
+    }
+    const installs = await t.services.db.selectFrom('installs').select('install_id').where('brand_id', '=', brand.id).execute();
+    expect(installs).toEqual([]);
+    // Valid multi-byte text is untouched.
+    const accented = await postBrandText('{"name":"Café 東京 🎉"}');
+    expect(accented.statusCode).toBe(201);
+    expect(accented.json().name).toBe('Café 東京 🎉');
+  });
+
+  it('answers a body with a Content-Encoding other than identity 415 unsupported_media_type', async () => {
+    const brand = (await t.request({ method: 'POST', url: '/api/internal/brands', admin: true, payload: { name: 'Enc' } })).json();
+    const install = JSON.stringify({ pixel_key: brand.pixel_key, install_id: 'enc-1', platform: 'ios' });
+    for (const encoding of ['gzip', 'br', 'deflate', 'GZIP', 'identity, gzip', 'x-unknown']) {
+      const internal = await t.request({
+        method: 'POST',
+        url: '/api/internal/brands',
+        admin: true,
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        payload: '{"name":"Gz"}',
+      });
+      expect(internal.statusCode, encoding).toBe(415);
+      expect(internal.json()).toEqual({ error: 'unsupported_media_type' });
+      const pub = await t.request({
+        method: 'POST',
+        url: '/api/public/attribution/installs',
+        headers: { 'content-type': 'application/json', 'content-encoding': encoding },
+        payload: install,
+      });
+      expect(pub.statusCode, encoding).toBe(415);
+      expect(pub.json()).toEqual({ error: 'unsupported_media_type' });
+    }
+    expect(await t.services.db.selectFrom('brands').select('id').where('name', '=', 'Gz').execute()).toEqual([]);
+    // identity is no encoding at all.
+    const plain = await t.request({
+      method: 'POST',
+      url: '/api/public/attribution/installs',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'Identity' },
+      payload: install,
+    });
+    expect(plain.statusCode).toBe(201);
+  });
+});

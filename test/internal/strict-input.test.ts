@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
-const post = (path: string, payload: unknown) => t.request({ method: 'POST', url: `/api/internal${path}`, admin: true, payload });
+const post = (path: string, payload: Record<string, unknown>) => t.request({ method: 'POST', url: `/api/internal${path}`, admin: true, payload });
 const BAD_URLS = [
   'javascript:alert(1)',
   'JavaScript://acme.example/%0Aalert(1)',

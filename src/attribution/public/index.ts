@@ -16,7 +16,7 @@ import { openRoutes } from './opens.routes';
  */
 export async function publicAttributionRoutes(app: FastifyInstance, deps: PublicDeps) {
   app.setErrorHandler(attributionErrorHandler);
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, jsonBodyParser(app));
+  app.addContentTypeParser('text/plain', { parseAs: 'buffer' }, jsonBodyParser(app));
   app.addHook('onSend', (_req, reply, payload, done) => {
     reply.header('access-control-allow-origin', '*');
     done(null, payload);
