@@ -1,4 +1,4 @@
-import { componentSchemas, openApiDocument } from '../http/openapi';
+import { componentSchemas, openApiDocument, rateLimited, unavailable } from '../http/openapi';
 import type { Route } from '../http/route';
 import { components } from './routes';
 
@@ -28,5 +28,10 @@ export function dataApiDocument(publicBaseUrl: string, routes: Route<any>[]) {
     sections: [{ prefix: '', routes }],
     hiddenParameters: ['api_key'],
     schemas: componentSchemas(components),
+    // Every keyed request counts (per key; failed keys per client IP); every one reads Postgres and ClickHouse.
+    sharedResponses: () => ({
+      429: rateLimited('RATE_LIMIT_DATA_API requests a minute per API key, or RATE_LIMIT_FAILED_KEYS failed keys a minute per client IP'),
+      503: unavailable(),
+    }),
   });
 }

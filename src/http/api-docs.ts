@@ -7,8 +7,8 @@ import type { FastifyInstance } from 'fastify';
 import { sameOriginCsp } from './csp';
 
 /**
- * GET /docs/api (public, CONTRACT 12): the interactive reference of the Data API's and the
- * portal's OpenAPI documents, drawn by Swagger UI (npm swagger-ui-dist) from this origin.
+ * GET /docs/api (public, docs/api.md): the interactive reference of the Data API's, the
+ * portal's and the public attribution API's OpenAPI documents, drawn by Swagger UI (npm swagger-ui-dist) from this origin.
  * Only a fixed list of files is served, each under a name that carries its version or hash.
  */
 const SWAGGER_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -52,7 +52,7 @@ const PAGE = `<!doctype html>
 <link rel="icon" type="image/png" href="${url('favicon-32x32')}">
 </head>
 <body>
-<nav class="api-docs-links" aria-label="Related"><span>Data API: <a href="/api/v1/openapi.json">openapi.json</a></span><span>Portal API: <a href="/api/client/openapi.json">openapi.json</a></span><a href="/docs/sdk">SDK docs</a><a href="/portal/">Portal</a></nav>
+<nav class="api-docs-links" aria-label="Related"><span>Data API: <a href="/api/v1/openapi.json">openapi.json</a></span><span>Portal API: <a href="/api/client/openapi.json">openapi.json</a></span><span>Attribution API: <a href="/api/public/attribution/openapi.json">openapi.json</a></span><a href="/docs/sdk">SDK docs</a><a href="/portal/">Portal</a></nav>
 <main id="swagger-ui"><noscript>This reference needs JavaScript; the documents themselves are the JSON files linked above.</noscript></main>
 <script src="${url('swagger-ui-bundle')}"></script>
 <script src="${url('swagger-ui-standalone-preset')}"></script>

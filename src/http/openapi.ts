@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withExamples } from './openapi-examples';
 import { type Answer, type Route, route } from './route';
 
 /**
@@ -17,6 +18,26 @@ export function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchem
 
 /** An error answer as documented: `{"error": code, ...}`, `codes` naming which codes and when. */
 export const errorSchema = (codes: string) => z.object({ error: z.string().describe(codes) }).loose();
+
+const RETRY_AFTER = { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1, examples: [12] } };
+const RATE_HEADERS = {
+  'RateLimit-Limit': { description: 'Requests allowed in the window', schema: { type: 'integer', examples: [600] } },
+  'RateLimit-Remaining': { description: 'Requests left in the window', schema: { type: 'integer', examples: [0] } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer', examples: [12] } },
+};
+
+/** 429 `{"error":"rate_limited"}` with `Retry-After` (docs/operations.md: which limit counts what). */
+export const rateLimited = (which: string) => ({
+  description: `rate_limited: ${which}; wait Retry-After seconds`,
+  headers: { 'Retry-After': RETRY_AFTER, ...RATE_HEADERS },
+  content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string', const: 'rate_limited' } }, required: ['error'] } } },
+});
+
+/** 503 `{"error":"unavailable"}`: a store is down or did not answer in time; never held longer than 5 s. */
+export const unavailable = (what = 'Postgres, Redis or ClickHouse is down or did not answer in time; try again shortly') => ({
+  description: `unavailable: ${what}`,
+  content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string', const: 'unavailable' } }, required: ['error'] } } },
+});
 
 export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
@@ -48,14 +69,19 @@ function response(status: string, answer: Answer) {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: documents describe routes of any context.
-function operation(r: Route<any>, hidden: string[]) {
+function operation(r: Route<any>, hidden: string[], shared: Record<number, Answer>) {
+  const responses = { ...shared, ...r.responses };
   return {
     ...(r.operationId ? { operationId: r.operationId } : {}),
     summary: r.summary,
     ...(r.public ? { security: [] } : {}),
     parameters: [...parameters(r.params, 'path', hidden), ...parameters(r.query, 'query', hidden)],
     ...(r.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } } } : {}),
-    responses: Object.fromEntries(Object.entries(r.responses).map(([status, answer]) => [status, response(status, answer)])),
+    responses: Object.fromEntries(
+      Object.entries(responses)
+        .sort(([a], [b]) => Number(a) - Number(b))
+        .map(([status, answer]) => [status, response(status, answer)]),
+    ),
   };
 }
 
@@ -70,6 +96,12 @@ export type DocumentSpec = {
   /** Query parameters declared as security schemes instead (e.g. api_key). */
   hiddenParameters?: string[];
   schemas?: Record<string, JsonSchema>;
+  /**
+   * Answers a route may give besides its own (429, 503: limits and stores apply to whole APIs);
+   * a route's own declaration of a status wins. The document's own route gets none.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: documents describe routes of any context.
+  sharedResponses?: (r: Route<any>) => Record<number, Answer>;
 };
 
 export function openApiDocument(spec: DocumentSpec) {
@@ -77,18 +109,24 @@ export function openApiDocument(spec: DocumentSpec) {
   for (const { prefix, routes } of spec.sections) {
     for (const r of routes) {
       const url = prefix + r.path.replace(/:(\w+)/g, '{$1}');
-      paths[url] = { ...paths[url], [r.method.toLowerCase()]: operation(r, spec.hiddenParameters ?? []) };
+      const shared = r.operationId === DOCUMENT_OPERATION ? {} : (spec.sharedResponses?.(r) ?? {});
+      paths[url] = { ...paths[url], [r.method.toLowerCase()]: operation(r, spec.hiddenParameters ?? [], shared) };
     }
   }
-  return {
+  // A copy: the examples go into it, never into schemas the routes share.
+  const document = structuredClone({
     openapi: '3.1.0',
     info: spec.info,
     servers: spec.servers,
     security: spec.security,
     paths,
     components: { securitySchemes: spec.securitySchemes, ...(spec.schemas ? { schemas: spec.schemas } : {}) },
-  };
+  });
+  withExamples(document);
+  return document;
 }
+
+const DOCUMENT_OPERATION = 'openapi';
 
 /** GET /openapi.json of an API, answering the document `build` makes (once, on first request). */
 export function documentRoute(build: () => unknown, { isPublic = true } = {}): Route {
@@ -96,7 +134,7 @@ export function documentRoute(build: () => unknown, { isPublic = true } = {}): R
   return route({
     method: 'GET',
     path: '/openapi.json',
-    operationId: 'openapi',
+    operationId: DOCUMENT_OPERATION,
     summary: 'This document',
     public: isPublic,
     responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': {} } } },

@@ -1,4 +1,4 @@
-import { openApiDocument } from '../http/openapi';
+import { openApiDocument, unavailable } from '../http/openapi';
 import type { Route } from '../http/route';
 
 /** GET /api/internal/openapi.json (behind the admin JWT): the operators' API, from its route descriptors. */
@@ -16,5 +16,7 @@ export function internalDocument(publicBaseUrl: string, routes: Route[]) {
     security: [{ adminJwt: [] }],
     securitySchemes: { adminJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
     sections: [{ prefix: '', routes }],
+    // No rate limit applies to operators; every route needs Postgres.
+    sharedResponses: () => ({ 503: unavailable() }),
   });
 }

@@ -1,4 +1,5 @@
-import { openApiDocument } from '../http/openapi';
+import { openApiDocument, rateLimited, unavailable } from '../http/openapi';
+import type { Answer } from '../http/route';
 import type { Route } from '../http/route';
 
 /**
@@ -19,5 +20,11 @@ export function portalDocument(publicBaseUrl: string, sections: { prefix: string
     security: [{ portalSession: [] }],
     securitySchemes: { portalSession: { type: 'apiKey', in: 'cookie', name: 'svc_session' } },
     sections,
+    // A session's requests count (RATE_LIMIT_PORTAL); login declares its own limits. Every route reads Postgres.
+    sharedResponses: (r) => {
+      const shared: Record<number, Answer> = { 503: unavailable() };
+      if (!r.public) shared[429] = rateLimited('RATE_LIMIT_PORTAL requests a minute per session');
+      return shared;
+    },
   });
 }

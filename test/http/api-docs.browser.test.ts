@@ -86,6 +86,34 @@ describe.skipIf(!installed)('API reference in headless Chromium', () => {
     await page.locator('.opblock-summary-path', { hasText: '/api/client/attribution/overview' }).first().waitFor();
   });
 
+  it('shows realistic examples: counts and dates a person could have, not the bounds of an integer', async () => {
+    await page.goto(`${base}/docs/api`);
+    const op = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/metrics\/daily$/ }) });
+    await op.locator('.opblock-summary').click();
+    const example = op.locator('.responses-wrapper .example').first();
+    await example.waitFor();
+    const shown = (await example.textContent()) ?? '';
+    expect(shown).toContain('"date": "2026-03-02"');
+    expect(shown).toContain('"views": 48210');
+    expect(shown).not.toMatch(/9007199254740991|"string"|\b9\d{3}-\d\d-\d\d/);
+    await shoot('data-api-examples');
+  });
+
+  it('switches to the attribution API document, whose examples carry a pixel key', async () => {
+    await page.goto(`${base}/docs/api?doc=attribution`);
+    await page.locator('.opblock-summary-path', { hasText: '/events' }).first().waitFor();
+    await expect(page.locator('.info .title').textContent()).resolves.toMatch(/attribution API/i);
+    const paths = await shownPaths();
+    for (const p of ['/clicks', '/installs', '/events', '/openapi.json']) expect(paths).toContain(p);
+    const op = page.locator('.opblock', { has: page.locator('.opblock-summary-path', { hasText: /^\/events$/ }) });
+    await op.locator('.opblock-summary').click();
+    const body = ((await op.locator('.body-param__example, .opblock-section-request-body .example').first().textContent()) ?? '').trim();
+    expect(body).toContain('"pixel_key": "pk_live_');
+    expect(body).toContain('"amount": 49.99');
+    for (const status of ['429', '503']) await op.locator(`.response[data-code="${status}"]`).waitFor();
+    await shoot('attribution-api');
+  });
+
   it('requested nothing from another origin, got no error answer, broke no CSP rule and threw nothing', () => {
     expect(watch.foreignRequests).toEqual([]);
     expect(watch.failedResponses).toEqual([]);

@@ -58,8 +58,8 @@ describe('GET /docs/api', () => {
       expect(res.headers['x-content-type-options'], url).toBe('nosniff');
       expect(res.rawPayload.length, url).toBeGreaterThan(100);
     }
-    // The two documents the page switches between, and the related pages it links.
-    for (const url of ['/api/v1/openapi.json', '/api/client/openapi.json']) {
+    // The three documents the page switches between, and the related pages it links.
+    for (const url of ['/api/v1/openapi.json', '/api/client/openapi.json', '/api/public/attribution/openapi.json']) {
       expect(refs).toContain(url);
       const doc = await t.request({ method: 'GET', url });
       expect(doc.statusCode, url).toBe(200);
