@@ -210,7 +210,7 @@ describe('GET /links', () => {
       expect.objectContaining({ id: String(fx.anna2.id), slug: 'anna2', clicks: 1, installs: 0, conversions: 0, revenue: {} }),
     ]);
     expect(Object.keys(body.data[0]).sort()).toEqual(
-      ['active', 'android_url', 'bot_clicks', 'clicks', 'conversions', 'creator', 'destination_url', 'domain', 'domain_id', 'id', 'installs', 'ios_url', 'revenue', 'slug', 'type'].sort(),
+      ['active', 'android_url', 'bot_clicks', 'clicks', 'conversions', 'creator', 'deep_link', 'destination_url', 'domain', 'domain_id', 'id', 'installs', 'ios_url', 'revenue', 'slug', 'type'].sort(),
     );
     expect(res.body).not.toContain(fx.brandA.pixel_key);
     expect(res.body).not.toContain(fx.brandA.id);
