@@ -136,7 +136,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const installs = new InstallRecorder({ db, queues, log, credit: ledger.credit, recentAppClicks });
   const pixelKeys = new PixelKeys(db);
   const publicDeps = { pixelKeys, clicks, installs, ledger, opens: new LinkOpens(db), rateLimiter, secretKey, log };
-  await app.register(publicAttributionRoutes, { ...publicDeps, trustProxy: config.trustProxy, prefix: '/api/public/attribution' });
+  await app.register(publicAttributionRoutes, { ...publicDeps, trustProxy: config.trustProxy, publicBaseUrl, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, { publicBaseUrl });
   await app.register(apiDocsRoutes);

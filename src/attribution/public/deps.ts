@@ -19,5 +19,7 @@ export type PublicDeps = {
   secretKey: string;
   /** TRUST_PROXY: who may name a click's visitor IP (POST /clicks). */
   trustProxy: boolean | string;
+  /** PUBLIC_BASE_URL: the server of the OpenAPI document. */
+  publicBaseUrl: string;
   log: Logger;
 };

@@ -2,11 +2,13 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
 import { jsonBodyParser } from '../../http/json-body';
 import { enforceRateLimit, type RateLimitKind } from '../../http/rate-limit';
+import { documentRoute } from '../../http/openapi';
 import { mountRoutes } from '../../http/route';
 import { clickRoutes } from './clicks.routes';
 import type { PublicDeps } from './deps';
 import { eventRoutes } from './events.routes';
 import { installRoutes } from './installs.routes';
+import { publicAttributionDocument } from './openapi';
 import { openRoutes } from './opens.routes';
 
 /**
@@ -48,5 +50,8 @@ export async function publicAttributionRoutes(app: FastifyInstance, deps: Public
   });
 
   // Each handler reads its body itself: SPEC 7 names a code per refused field.
-  mountRoutes(app, [...clickRoutes(deps), ...installRoutes(deps), ...eventRoutes(deps), ...openRoutes(deps)], { queryErrors: 'invalid_request', bodies: 'handler' });
+  const attributionRoutes = [...clickRoutes(deps), ...installRoutes(deps), ...eventRoutes(deps), ...openRoutes(deps)];
+  // The OpenAPI document describes the routes as mounted: a route added to the list is documented.
+  const document = documentRoute(() => publicAttributionDocument(deps.publicBaseUrl, [...attributionRoutes, document]));
+  mountRoutes(app, [...attributionRoutes, document], { queryErrors: 'invalid_request', bodies: 'handler' });
 }
