@@ -89,6 +89,9 @@ describe('RevenueCat authentication', () => {
     expect(await connectionOf(t, other.cookie, open.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
     const refund = rcEvent({ type: 'CANCELLATION', cancel_reason: 'CUSTOMER_SUPPORT', currency: 'USD', price: -1_000_000_000.5, price_in_purchased_currency: -1_000_000_000.5 });
     expect((await deliver(t, open.webhook_url, refund)).status).toBe(422);
+    // A transaction id that makes a key over 128 characters is refused, never cut.
+    const long = rcEvent({ transaction_id: '2'.repeat(130), currency: 'USD', price: 5, price_in_purchased_currency: 5 });
+    expect(await deliver(t, open.webhook_url, long)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     expect(await ledgerRows(t, other.brandId)).toEqual([]);
   });
 });

@@ -103,7 +103,9 @@ describe('a verified row supersedes a public one', () => {
     expect(Number(verified.amount)).toBe(2500);
 
     // Portal totals, feed, links and codes; the internal lists.
-    expect(await portalGet('/overview')).toMatchObject({ conversions: 1, revenue: { USD: 2500 }, refunds: {} });
+    const overview = await portalGet('/overview');
+    expect(overview).toMatchObject({ conversions: 1, revenue: { USD: 2500 }, refunds: {} });
+    expect(overview.daily.at(-1)).toMatchObject({ conversions: 1, revenue: { USD: 2500 } });
     const feed = (await portalGet('/events')).data as { id: string; transaction_id: string }[];
     expect(feed.filter((e) => e.transaction_id === 'stripe:cs_99').map((e) => e.id)).toEqual([verified.id]);
     expect((await portalGet('/codes')).data).toEqual([expect.objectContaining({ id: code.id, conversions: 0, revenue: {} })]);
