@@ -124,13 +124,13 @@ describe('GET /api/client/openapi.json', () => {
     expect(Object.keys(connections).sort()).toEqual(['get', 'post']);
     expect(Object.keys(connection).sort()).toEqual(['delete', 'patch']);
     const created = connections.post.responses['201'].content['application/json'].schema;
-    expect(Object.keys(created.properties)).toEqual(expect.arrayContaining(['webhook_url', 'status', 'signing_secret_set']));
+    expect(Object.keys(created.properties)).toEqual(expect.arrayContaining(['webhook_url', 'status', 'signing_secret_set', 'signing_secret_warning']));
     expect(Object.keys(created.properties)).not.toContain('signing_secret');
     expect(connections.post.requestBody.content['application/json'].schema.properties.provider.enum).toEqual(['revenuecat', 'adapty', 'stripe', 'shopify', 'apple']);
     const listed = connections.get.responses['200'].content['application/json'].schema;
     expect(Object.keys(listed.properties)).toEqual(['data', 'setup_cards']);
     const card = listed.properties.setup_cards.items;
-    expect(Object.keys(card.properties.signing_secret.properties)).toEqual(['used', 'required', 'what']);
+    expect(Object.keys(card.properties.signing_secret.properties)).toEqual(['used', 'required', 'what', 'without']);
     expect(card.properties.settings.items.properties.type.enum).toEqual(['text', 'boolean', 'number', 'choice', 'secret', 'map']);
     expect(Object.keys(connection.patch.requestBody.content['application/json'].schema.properties).sort()).toEqual(['settings', 'signing_secret']);
     expect(connection.patch.parameters.map((p: { name: string; in: string }) => [p.name, p.in])).toEqual([['id', 'path']]);
