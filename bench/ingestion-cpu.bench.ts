@@ -148,7 +148,7 @@ async function redisCpuUs(redis: Redis): Promise<number> {
 async function limiterCost(config: ReturnType<typeof benchEnvironment>['config']) {
   const redis = new Redis(config.redisUrl);
   try {
-    const limiter = new RateLimiter(redis, { prefix: `${config.queuePrefix}:limiter`, secretKey: config.secretKey, limits: { dataApi: 0, publicIp: 6000, pixelKey: 0 } });
+    const limiter = new RateLimiter(redis, { prefix: `${config.queuePrefix}:limiter`, secretKey: config.secretKey, limits: { dataApi: 0, publicIp: 6000, pixelKey: 0, failedKeys: 0, portal: 0 } });
     const requests = 200_000;
     const [own0, redis0, t0] = [process.cpuUsage(), await redisCpuUs(redis), performance.now()];
     for (let i = 0; i < requests; i += 50) await Promise.all(Array.from({ length: 50 }, () => limiter.consume('public_ip', nextAddress())));

@@ -77,12 +77,13 @@ describe('the queue board (docs/hardening.md)', () => {
   it('refuses a state-changing request from a foreign Origin, even with its cookie or a Bearer token', async () => {
     const cookie = await boardCookie();
     const pause = (headers: Record<string, string>) => t.request({ method: 'PUT', url: '/admin/queues/api/queues/clicks/pause', headers: { cookie, ...headers } });
-    for (const headers of [
+    const refused: Record<string, string>[] = [
       { origin: 'https://evil.example' },
       { origin: 'https://evil.example', authorization: `Bearer ${t.adminToken}` },
       { referer: 'https://evil.example/page' },
       {},
-    ]) {
+    ];
+    for (const headers of refused) {
       const res = await pause(headers);
       expect([res.statusCode, res.json()]).toEqual([403, { error: 'forbidden_origin' }]);
     }
