@@ -36,7 +36,8 @@ const common = {
 
 export const errors = {
   code: errorSchema,
-  read: common,
+  // Lists: a cursor that does not decode, or a limit not in decimal digits, is 400 as on the other APIs.
+  read: { 400: errorSchema('invalid_parameter, with param and message'), ...common },
   write: common,
   one: { 404: errorSchema('not_found') },
 };
