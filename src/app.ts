@@ -108,25 +108,26 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
   linkHostRoutes(app, { hosts, clicks, db, log, mayRecord });
 
-  await app.register(healthRoutes, { deps: services });
+  // Outbound webhooks' queue joins the fact queues on /healthz and the queue board.
+  const webhooks = createWebhookServices(db, redis, config);
+  app.addHook('onClose', () => webhooks.queue.close());
+  await app.register(healthRoutes, { deps: { ...services, otherQueues: [webhooks.queue] } });
   // Each capability gets only what it uses: the Data API, for one, holds no queue (it never writes).
   const { warehouse, queues, linkChanges, rateLimiter } = services;
   const { publicBaseUrl, secretKey } = config;
-  await app.register(bullBoardRoutes, { queues, adminJwtSecret: config.adminJwtSecret, publicBaseUrl });
+  await app.register(bullBoardRoutes, { queues, otherQueues: [webhooks.queue.queue], adminJwtSecret: config.adminJwtSecret, publicBaseUrl });
   const domainDeps = { db, linkChanges, log, publicBaseUrl, dnsServers: config.dnsServers, reservedHostnames: config.reservedHostnames };
   await app.register(internalRoutes, {
     ...domainDeps,
     warehouse,
-  const webhooks = createWebhookServices(db, redis, config);
-  app.addHook('onClose', () => webhooks.queue.close());
     queues,
     adminJwtSecret: config.adminJwtSecret,
     secretKey,
+    webhooks,
     prefix: '/api/internal',
   });
   const { answers, recordChanges } = services;
   await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
-    webhooks,
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
   await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, rateLimiter, prefix: '/api/client' });
   await app.register(portalPageRoutes);

@@ -2,6 +2,7 @@ import cookie from '@fastify/cookie';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
+import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FactQueues } from '../queues/queues';
 import { bearerToken } from '../secrets';
@@ -35,11 +36,11 @@ takes it out of the address.</p>
  */
 export async function bullBoardRoutes(
   app: FastifyInstance,
-  { queues, adminJwtSecret, publicBaseUrl }: { queues: FactQueues; adminJwtSecret: string; publicBaseUrl: string },
+  { queues, otherQueues = [], adminJwtSecret, publicBaseUrl }: { queues: FactQueues; otherQueues?: Queue[]; adminJwtSecret: string; publicBaseUrl: string },
 ) {
   const serverAdapter = new FastifyAdapter();
   createBullBoard({
-    queues: Object.values(queues.queues).map((q) => new BullMQAdapter(q)),
+    queues: [...Object.values(queues.queues), ...otherQueues].map((q) => new BullMQAdapter(q)),
     serverAdapter,
   });
   serverAdapter.setBasePath(BASE);

@@ -15,6 +15,8 @@ export type HealthDeps = {
   redis: Redis;
   warehouse: Warehouse;
   queues: { state(): Promise<Record<FactKind, QueueState>> };
+  /** Queues beside the fact queues (outbound webhooks): listed as `queue_stalled:<name>` too. */
+  otherQueues?: { name: string; state(): Promise<QueueState> }[];
   config: Pick<Config, 'timeouts' | 'degradedAfter' | 'metricsToken'>;
 };
 
@@ -54,7 +56,8 @@ async function probeStores(services: HealthDeps): Promise<Stores> {
  * an accepted fact not yet queryable. Sets the gauges of /metrics on the way.
  */
 async function degradedParts(services: HealthDeps): Promise<string[]> {
-  const [queues, outbox] = await Promise.all([services.queues.state(), outboxPendingSeconds(services.db)]);
+  const others = services.otherQueues ?? [];
+  const [queues, outbox, otherStates] = await Promise.all([services.queues.state(), outboxPendingSeconds(services.db), Promise.all(others.map((q) => q.state()))]);
   const { ingestionLagSeconds, queueStalledSeconds } = services.config.degradedAfter;
   const degraded: string[] = [];
   let lagging = false;
@@ -64,6 +67,9 @@ async function degradedParts(services: HealthDeps): Promise<string[]> {
     if (pending > ingestionLagSeconds) lagging = true;
     if (queues[kind].oldestWaitingSeconds > queueStalledSeconds) degraded.push(`queue_stalled:${kind satisfies FactKind}`);
   }
+  others.forEach((q, i) => {
+    if (otherStates[i]!.oldestWaitingSeconds > queueStalledSeconds) degraded.push(`queue_stalled:${q.name}`);
+  });
   return lagging ? ['ingestion_lag', ...degraded] : degraded;
 }
 

@@ -48,7 +48,7 @@ describe('admin JWT (CONTRACT 3)', () => {
     const api = await t.request({ method: 'GET', url: '/admin/queues/api/queues', headers: { cookie } });
     expect(api.statusCode).toBe(200);
     expect(api.json().queues.map((q: { name: string }) => q.name).sort()).toEqual(
-      ['clicks', 'creators', 'installs', 'ledger', 'placement_metrics', 'placements'],
+      ['clicks', 'creators', 'installs', 'ledger', 'placement_metrics', 'placements', 'webhooks'],
     );
     // The cookie stands for the token on bull-board only, never on the internal API.
     const internal = await t.request({ ...brand, headers: { cookie } });
