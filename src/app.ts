@@ -8,7 +8,6 @@ import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
 import { LinkOpens } from './attribution/links/opens';
 import { createWebhookServices } from './attribution/outbound-webhooks/service';
-import { LinkOpens } from './attribution/links/opens';
 import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
 import { publicAttributionRoutes } from './attribution/public';
