@@ -16,8 +16,8 @@ import { overviewRoutes } from './overview.routes';
 import { enforceRateLimit } from '../http/rate-limit';
 import { PortalSessions, portalSessionGuard, sameOriginGuard, startSessionPurge } from './session';
 import { setupRoutes } from './setup.routes';
-
 import { webhookRoutes } from './webhooks.routes';
+
 /**
  * /api/client: the brand portal. Every route but login and the OpenAPI document needs a
  * session scoped to one brand (`req.portal.brandId`, the only brand a query may touch), and
@@ -64,8 +64,8 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
         ...appRoutes(deps),
         ...domainRoutes(deps),
         ...connectionRoutes(deps),
+        ...webhookRoutes(deps),
       ]),
     { prefix: '/attribution' },
-        ...webhookRoutes(deps),
   );
 }
