@@ -27,8 +27,8 @@ export const MAX_DAYS_AHEAD = 366;
 
 /** The query parameters naming a range of days; each API describes its own default period. */
 export const rangeFields = (periodDescription: string) => ({
-  start_date: dayParam.optional().describe('First day of the range (UTC), with end_date'),
-  end_date: dayParam.optional().describe('Last day of the range (UTC), with start_date'),
+  start_date: dayParam.optional().describe('First day of the range (UTC), with end_date; 2000-01-01 or later'),
+  end_date: dayParam.optional().describe('Last day of the range (UTC), with start_date; at most 366 days after today'),
   period: z.enum(PERIODS).optional().describe(periodDescription),
 });
 

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { createBrand } from '../helpers/fixtures';
+import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { createPortalUser, type Portal, portal, portalLogin } from './helpers';
 import { pageParams } from '../../src/attribution/reporting/paging';
 import { parseQuery } from '../../src/http/query';
 import { portalRange, previousRange, rangeParams } from '../../src/portal/range';
@@ -84,5 +87,39 @@ describe('portal ranges', () => {
   it('compares with the range of equal length just before', () => {
     expect(previousRange({ start_date: '2026-03-01', end_date: '2026-03-31' })).toEqual({ start_date: '2026-01-29', end_date: '2026-02-28' });
     expect(previousRange({ start_date: '2026-11-22', end_date: '2026-11-22' })).toEqual({ start_date: '2026-11-21', end_date: '2026-11-21' });
+  });
+});
+
+describe('portal ranges and integers over HTTP', () => {
+  let t: TestService;
+  let p: Portal;
+  beforeAll(async () => {
+    t = await startTestService({ workers: false });
+    const brand = await createBrand(t, { name: 'Ranges' });
+    await createPortalUser(t, brand.id, 'ranges@acme.test');
+    p = portal(t, await portalLogin(t, 'ranges@acme.test'));
+  });
+  afterAll(async () => destroyTestService(t));
+
+  it('refuses unbounded ranges, nonexistent dates and integers not in decimal digits with 400 invalid_parameter', async () => {
+    const cases: [string, string][] = [
+      ['/overview?start_date=1970-01-01&end_date=2149-06-06', 'start_date'],
+      ['/overview?start_date=2026-01-01&end_date=2149-06-06', 'end_date'],
+      ['/links?start_date=1999-12-31&end_date=2026-01-01', 'start_date'],
+      ['/events?start_date=2026-02-30&end_date=2026-03-01', 'start_date'],
+      ['/events?limit=0x10', 'limit'],
+      ['/events?limit=1e2', 'limit'],
+      ['/codes?limit=%2B5', 'limit'],
+      ['/links?limit=5.0', 'limit'],
+      ['/links?limit=%205', 'limit'],
+    ];
+    for (const [path, param] of cases) {
+      const res = await p.get(path);
+      expect(res.statusCode, path).toBe(400);
+      expect(res.json(), path).toMatchObject({ error: 'invalid_parameter', param });
+    }
+    const ok = await p.get('/overview?start_date=2000-01-01&end_date=2000-01-02');
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toMatchObject({ start_date: '2000-01-01', end_date: '2000-01-02' });
   });
 });
