@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWarehouse } from '../src/warehouse/clickhouse';
 import { eventually } from './helpers/harness';
+import { promtoolCheckMetrics, promtoolPresent, promtoolRequired } from './helpers/promtool';
 import { exited, SERVICE_COMMAND, serviceProcessEnv, startServiceProcess } from './helpers/service-process';
 
 /**
@@ -106,6 +107,12 @@ describe('npm start', () => {
       return Number(/^svc_facts_written_total\{kind="placements"\} (\d+)/m.exec(text)?.[1] ?? 0);
     };
     await eventually(written, (count) => count >= 10, 15_000);
+    // The exposition with the workers' thread summed in passes Prometheus' own check.
+    if (promtoolPresent || promtoolRequired) {
+      const { status, output } = promtoolCheckMetrics(await (await fetch(`${second.base}/metrics`)).text());
+      expect(output).toBe('');
+      expect(status).toBe(0);
+    }
     second.child.kill('SIGTERM');
     expect(await exited(second.child)).toBe(0);
 
