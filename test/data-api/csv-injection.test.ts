@@ -18,7 +18,7 @@ beforeAll(async () => {
   await addPlacements(t, acme.brand.id, [
     { id: '+P1', campaign_id: campaignId, creator_id: creatorId, platform: 'tiktok', posted_at: '2026-04-01T10:00:00Z', caption: '@SUM(A1:A9)', url: 'https://tiktok.com/@maya/1' },
     { id: 'P2', campaign_id: campaignId, creator_id: null, platform: 'tiktok', posted_at: '2026-04-01T11:00:00Z', caption: '\tcmd|calc' },
-    { id: 'P3', campaign_id: campaignId, creator_id: null, platform: 'tiktok', posted_at: '2026-04-01T12:00:00Z', caption: '\rcmd', thumbnail_url: '=cmd' },
+    { id: 'P3', campaign_id: campaignId, creator_id: null, platform: 'tiktok', posted_at: '2026-04-01T12:00:00Z', caption: '\rcmd', thumbnail_url: 'https://cdn.example.com/=cmd.png' },
     { id: 'P4', campaign_id: campaignId, creator_id: null, platform: 'tiktok', posted_at: '2026-04-01T13:00:00Z', caption: 'fine = fine' },
   ]);
   // Views that fall (a platform removed some): the day's activity is negative.
@@ -59,7 +59,8 @@ describe('CSV formula injection', () => {
       String(13 / 90),
     ]);
     expect(byId.get('P2')![3]).toBe("'\tcmd|calc");
-    expect(byId.get('P3')!.slice(3, 5)).toEqual(["'\rcmd", "'=cmd"]);
+    // A stored URL is an absolute http(s) URL (docs/api.md), so it never starts with a formula character.
+    expect(byId.get('P3')!.slice(3, 5)).toEqual(["'\rcmd", 'https://cdn.example.com/=cmd.png']);
     expect(byId.get('P4')![3]).toBe('fine = fine');
   });
 
