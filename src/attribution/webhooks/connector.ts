@@ -49,7 +49,7 @@ export const unparseable = (reason = 'unparseable_payload') => new WebhookReject
 /** What a connector may ask about the brand while mapping. */
 export type MapContext<Settings> = {
   settings: Settings;
-  /** Whether the brand's ledger holds a row with this key (Apple: was there a trial?). */
+  /** Whether the brand's ledger holds a verified row (a webhook's) with this key (Apple: was there a trial?). */
   hasLedgerRow(eventType: LedgerEventType, transactionId: string): Promise<boolean>;
   /** The ledger transaction a reference was remembered for (see `Mapped.references`), or null. */
   reference(key: string): Promise<string | null>;

@@ -24,6 +24,8 @@ export class BrandLedgerView {
           .where('brand_id', '=', this.brandId)
           .where('event_type', '=', eventType)
           .where('transaction_id', '=', transactionId)
+          // A provider's own row: a public one (pixel, SDK) never decides how a verified event maps.
+          .where('verified', '=', true)
           .executeTakeFirst();
         return row !== undefined;
       },

@@ -176,6 +176,16 @@ describe('Apple mapping (PROVIDERS.md 5)', () => {
     const plain = transaction({ originalTransactionId: '1999' });
     await send(notification('DID_RENEW', undefined, plain));
     await ledgerRow(t, brand.brandId, 'renewal', `apple:${plain.transactionId}`);
+    // A trial posted with the public pixel key is no provider's word: the renewal stays a renewal.
+    const claimed = await t.request({
+      method: 'POST',
+      url: '/api/public/attribution/events',
+      payload: { pixel_key: brand.pixelKey, event_type: 'trial', transaction_id: 'apple:2998' },
+    });
+    expect(claimed.statusCode, claimed.body).toBe(200);
+    const afterPublicTrial = transaction({ originalTransactionId: '2998' });
+    await send(notification('DID_RENEW', undefined, afterPublicTrial));
+    await ledgerRow(t, brand.brandId, 'renewal', `apple:${afterPublicTrial.transactionId}`);
   });
 
   it('ONE_TIME_CHARGE → purchase; unsupported currencies keep the number labelled USD', async () => {
