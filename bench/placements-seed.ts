@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../src/config';
-import { creatorFact } from '../src/data-api/warehouse/facts';
-import { derivePlacements } from '../src/data-api/warehouse/placement-derive';
+import { creatorFact } from '../src/placements/facts';
+import { derivePlacements } from '../src/placements/derive';
 import { PLATFORMS } from '../src/platforms';
 import type { Services } from '../src/services';
 import { adminPost, round } from './helpers';

@@ -1,7 +1,7 @@
 import type { ClickFact } from './attribution/clicks/fact';
 import type { InstallFact } from './attribution/installs/fact';
 import type { LedgerFact } from './attribution/ledger/fact';
-import type { CreatorFact, PlacementFact, SnapshotFact } from './data-api/warehouse/facts';
+import type { CreatorFact, PlacementFact, SnapshotFact } from './placements/facts';
 import type { FactQueues } from './queues/queues';
 
 /** Each fact kind's row: what its fact function builds, what its queue takes and its writer inserts. */

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Text the stores cannot hold (CONTRACT 10): NUL (Postgres text) and a lone UTF-16 surrogate
  * (jsonb; node-pg would turn it into U+FFFD). One check for bodies, query strings, path ids, cursors
@@ -24,4 +26,24 @@ export function isStorableValue(value: unknown): boolean {
     }
   }
   return true;
+}
+
+/**
+ * A URL the stores keep (logos, link destinations, store pages, placements and thumbnails): an absolute http(s) URL
+ * with a host and no space or control character, so no `javascript:`, `data:` or header-breaking
+ * CRLF reaches a page, a redirect or an answer (docs/api.md).
+ */
+export const storedUrl = (max = 2048) =>
+  z
+    .string()
+    .max(max)
+    .refine(isStorableUrl, 'must be an absolute http(s) URL without spaces or control characters')
+    .meta({ format: 'uri' });
+
+function isStorableUrl(value: string): boolean {
+  // Checked on the text: the URL parser silently drops tabs and newlines and trims spaces.
+  if (!/^https?:\/\/[^/?#]/i.test(value) || /[\s\p{Cc}]/u.test(value)) return false;
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
 }

@@ -46,13 +46,15 @@ const imports = readImports(files);
 const under = (...folders: string[]) => (f: string) => folders.some((d) => f.startsWith(`${d}/`));
 const isPlumbing = (f: string) =>
   under('src/db', 'src/warehouse', 'src/queues', 'src/http')(f) ||
-  /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release|refusal|storable-text)\.ts$/.test(f);
+  /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release|refusal|storable-text|recordable-time)\.ts$/.test(f);
 const isCapability = under('src/attribution', 'src/data-api', 'src/portal', 'src/internal', 'src/demo');
 const isRouteFile = (f: string) =>
   /(^|\/|\.)routes\.ts$/.test(f) || f === 'src/app.ts' || /^src\/(data-api|portal|internal)\/index\.ts$/.test(f) || f.startsWith('src/attribution/public/');
 const isComposition = (f: string) => /^src\/(app|services|main|cli)\.ts$/.test(f);
-// Domain code: the attribution capability apart from the files that speak HTTP.
-const isDomain = (f: string) => f.startsWith('src/attribution/') && !isRouteFile(f);
+// Domain code: the attribution capability apart from the files that speak HTTP, placements, and
+// src/facts.ts (each fact kind's row type, which the recorders and the queues share).
+const isPlacements = under('src/placements');
+const isDomain = (f: string) => (f.startsWith('src/attribution/') && !isRouteFile(f)) || isPlacements(f) || f === 'src/facts.ts';
 const isBrowser = under('src/portal/web');
 const isWorker = under('workers');
 
@@ -70,7 +72,7 @@ const RULES: Rule[] = [
   },
   {
     name: 'plumbing never imports a capability, a worker or the composition root',
-    breaks: (i) => isPlumbing(i.from) && (isCapability(i.to) || isWorker(i.to) || isComposition(i.to)),
+    breaks: (i) => isPlumbing(i.from) && (isCapability(i.to) || isDomain(i.to) || isWorker(i.to) || isComposition(i.to)),
   },
   {
     name: 'workers never import route files',
@@ -79,6 +81,10 @@ const RULES: Rule[] = [
   {
     name: 'the browser portal imports only its own files and packages',
     breaks: (i) => isBrowser(i.from) && i.to !== i.spec && !isBrowser(i.to),
+  },
+  {
+    name: 'placements and src/facts.ts import no capability: the Data API, the internal API and the workers use them',
+    breaks: (i) => (isPlacements(i.from) || i.from === 'src/facts.ts') && isCapability(i.to) && !isDomain(i.to),
   },
 ];
 
@@ -143,6 +149,12 @@ describe('import rules (docs/architecture.md)', () => {
     expect(breaks(imp('src/attribution/links/resolve.ts', 'src/db/batcher.ts'))).toEqual([]);
     expect(breaks(imp('workers/writers.ts', 'src/portal/links.routes.ts'))).toEqual([RULES[3]!.name]);
     expect(breaks(imp('src/portal/web/main.ts', 'src/portal/schemas.ts'))).toEqual([RULES[4]!.name]);
+    expect(breaks(imp('src/placements/intake.ts', 'src/internal/schemas.ts'))).toEqual([RULES[5]!.name]);
+    expect(breaks(imp('src/placements/intake.ts', 'src/http/route.ts'))).toEqual([RULES[0]!.name]);
+    expect(breaks(imp('src/facts.ts', 'src/data-api/warehouse/facts.ts'))).toEqual([RULES[5]!.name]);
+    expect(breaks(imp('src/facts.ts', 'src/attribution/clicks/fact.ts'))).toEqual([]);
+    expect(breaks(imp('src/internal/placements.routes.ts', 'src/placements/intake.ts'))).toEqual([]);
+    expect(breaks(imp('src/warehouse/values.ts', 'src/placements/facts.ts'))).toEqual([RULES[2]!.name]);
     const loop = [imp('src/a.ts', 'src/b.ts'), imp('src/b.ts', 'src/c.ts'), imp('src/c.ts', 'src/a.ts'), imp('src/c.ts', 'src/d.ts')];
     expect(cycles(loop)).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']]);
   });

@@ -1,7 +1,7 @@
 import { installFact } from '../src/attribution/installs/fact';
 import { ledgerFact } from '../src/attribution/ledger/fact';
-import { creatorFact } from '../src/data-api/warehouse/facts';
-import { brandsOfPlacements, derivePlacements } from '../src/data-api/warehouse/placement-derive';
+import { creatorFact } from '../src/placements/facts';
+import { brandsOfPlacements, derivePlacements } from '../src/placements/derive';
 import type { FactRows } from '../src/facts';
 import type { FactKind } from '../src/queues/facts';
 import type { Outbox } from '../src/queues/outbox/sweeper';

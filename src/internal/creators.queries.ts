@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { toPage } from '../attribution/reporting/paging';
-import { type CreatorRow, creatorFact } from '../data-api/warehouse/facts';
+import { type CreatorRow, creatorFact } from '../placements/facts';
 import type { Db } from '../db/database';
 import type { Queues } from '../facts';
 import type { Logger } from '../logger';

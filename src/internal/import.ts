@@ -12,7 +12,7 @@ import {
   queueSnapshots,
   type SnapshotInput,
   snapshotSchema,
-} from './placement-facts';
+} from '../placements/intake';
 
 /**
  * `npm run cli -- import placements|snapshots FILE` (NDJSON or CSV), streamed in chunks through

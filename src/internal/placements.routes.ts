@@ -10,7 +10,7 @@ import {
   queueSnapshots,
   type ReferenceProblem,
   snapshotSchema,
-} from './placement-facts';
+} from '../placements/intake';
 import { errors } from './schemas';
 
 /** The two batch endpoints take up to 10,000 items in bodies of up to 16 MiB (CONTRACT 4). */

@@ -1,25 +1,7 @@
-import { z } from 'zod';
 import { errorSchema } from '../http/openapi';
 
-/**
- * A URL the internal API stores (logo, link destinations, store pages): an absolute http(s) URL
- * with a host and no space or control character, so no `javascript:`, `data:` or header-breaking
- * CRLF reaches a page, a redirect or an answer (docs/api.md).
- */
-export const storedUrl = (max = 2048) =>
-  z
-    .string()
-    .max(max)
-    .refine(isStorableUrl, 'must be an absolute http(s) URL without spaces or control characters')
-    .meta({ format: 'uri' });
-
-function isStorableUrl(value: string): boolean {
-  // Checked on the text: the URL parser silently drops tabs and newlines and trims spaces.
-  if (!/^https?:\/\/[^/?#]/i.test(value) || /[\s\p{Cc}]/u.test(value)) return false;
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
+// storedUrl lives with the other storable-value checks: placements validate their URLs with it too.
+export { storedUrl } from '../storable-text';
 
 /** How the internal routes document their answers (GET /api/internal/openapi.json). */
 export const answers = {

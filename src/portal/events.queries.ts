@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EARLIEST_INSTANT, LATEST_INSTANT } from '../attribution/ledger/types';
+import { EARLIEST_INSTANT, LATEST_INSTANT } from '../recordable-time';
 import { ledgerCounts } from '../attribution/reporting/counts';
 import { toPage } from '../attribution/reporting/paging';
 import { linksWithDomain } from '../attribution/links/queries';

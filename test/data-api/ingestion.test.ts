@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cursorPaginationSchema, dailyRowSchema, envelope, pagedEnvelope, postSchema, summarySchema } from '../../src/data-api/resources';
-import { derivePlacements } from '../../src/data-api/warehouse/placement-derive';
+import { derivePlacements } from '../../src/placements/derive';
 import { postSnapshots } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { addPlacements, addSnapshots, brandWithKey, createCampaign, ok } from './helpers';

@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { BatchWorker, type FactWriter } from '../../workers/batch-worker';
 import { FACT_WRITERS } from '../../workers/writers';
 import { createLogger, type Logger } from '../../src/logger';
-import { placementFact } from '../../src/data-api/warehouse/facts';
+import { placementFact } from '../../src/placements/facts';
 import { FactQueues } from '../../src/queues/queues';
 import { createRedis, deleteKeysByPrefix } from '../../src/queues/redis';
 import { PrivateRedis } from '../helpers/private-redis';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { creatorFact, placementFact, snapshotFact } from '../../src/data-api/warehouse/facts';
+import { creatorFact, placementFact, snapshotFact } from '../../src/placements/facts';
 import type { Queues } from '../../src/facts';
 import { FACT_KINDS } from '../../src/queues/facts';
 import { outboxOf } from '../../workers/batch-worker';

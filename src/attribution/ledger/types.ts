@@ -1,3 +1,4 @@
+import { isRecordableInstant } from '../../recordable-time';
 import { isStorableText } from '../../storable-text';
 
 /**
@@ -23,11 +24,6 @@ export type Provider = (typeof PROVIDERS)[number];
 export type LedgerSource = 'pixel' | 'sdk' | Provider;
 
 export const MAX_TRANSACTION_ID = 128;
-
-/** Instants a conversion may carry: 1970 to 2099 (Postgres refuses year 0, and ClickHouse partitions by month). */
-export const EARLIEST_INSTANT = Date.UTC(1970, 0, 1);
-export const LATEST_INSTANT = Date.UTC(2100, 0, 1);
-export const isRecordableInstant = (ms: number) => ms >= EARLIEST_INSTANT && ms < LATEST_INSTANT;
 
 /** The largest amount, in major units, a ledger row carries either way, whatever its source (docs/api.md, docs/webhooks.md). */
 export const MAX_LEDGER_AMOUNT = 1_000_000_000;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HttpError } from '../../http/errors';
 import { errorSchema } from '../../http/openapi';
-import { isRecordableInstant } from '../ledger/types';
+import { isRecordableInstant } from '../../recordable-time';
 
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;

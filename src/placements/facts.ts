@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
-import type { CreatorsTable } from '../../db/schema';
-import { chDateTime, nextVersion } from '../../warehouse/values';
+import type { CreatorsTable } from '../db/schema';
+import { chDateTime, nextVersion } from '../warehouse/values';
 
-/** A placement as operators deliver it (src/internal/placement-facts.ts validates it). */
+/** A placement as operators deliver it (./intake.ts validates it). */
 export type PlacementDelivery = {
   id: string;
   brand_id: string;

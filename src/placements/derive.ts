@@ -1,5 +1,5 @@
-import type { Warehouse } from '../../warehouse/clickhouse';
-import { nextVersion } from '../../warehouse/values';
+import type { Warehouse } from '../warehouse/clickhouse';
+import { nextVersion } from '../warehouse/values';
 
 /**
  * Recomputes every placement a batch names from its whole snapshot history: correction rows into

@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../db/database';
-import { platformSchema } from '../platforms';
-import { placementFact, snapshotFact } from '../data-api/warehouse/facts';
 import type { Queues } from '../facts';
-import { isRecordableInstant } from '../attribution/ledger/types';
-import { storedUrl } from './schemas';
+import { platformSchema } from '../platforms';
+import { isRecordableInstant } from '../recordable-time';
+import { storedUrl } from '../storable-text';
+import { placementFact, snapshotFact } from './facts';
 
 /**
  * Placements and metric snapshots as operators deliver them, through the internal batch
