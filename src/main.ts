@@ -44,15 +44,17 @@ async function main(mode: Mode): Promise<void> {
     console.log(`svc listening on ${address}`);
     const demo = await loadDemoOnFirstStart(services, running.app);
     // Last, after the demo's seeding: what a newcomer opens next.
-    console.log(`\n${startBanner(config, demo, Number(new URL(address).port))}\n`);
+    console.log(`\n${startBanner(config, demo, address)}\n`);
   }
 }
 
 type Running = { app?: FastifyInstance; workers?: Workers };
 
 /** Where the service answers (PUBLIC_BASE_URL): its portal and API reference, then the demo brand loaded, if any. */
-function startBanner(config: Config, demo: DemoBrand[], port: number): string {
-  const base = config.publicBaseUrl;
+function startBanner(config: Config, demo: DemoBrand[], address: string): string {
+  // PORT=0 (any free port) with PUBLIC_BASE_URL unset: the address listened on says which.
+  const base = config.publicBaseUrl.endsWith(':0') ? address : config.publicBaseUrl;
+  const port = Number(new URL(address).port);
   // The demo's lines name the portal (with its login) and the API docs themselves.
   if (demo.length) return `svc is running at ${base}\n\n${describeDemo(demo, base, port)}`;
   return [`svc is running at ${base}`, `  Portal:       ${base}/portal/`, `  API docs:     ${base}/docs/api`].join('\n');

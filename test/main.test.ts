@@ -1,5 +1,6 @@
 import { execSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createWarehouse } from '../src/warehouse/clickhouse';
+import { freePort } from './helpers/free-port';
 import { eventually } from './helpers/harness';
 import { promtoolCheckMetrics, promtoolPresent, promtoolRequired } from './helpers/promtool';
 import { exited, SERVICE_COMMAND, serviceProcessEnv, startServiceProcess } from './helpers/service-process';
@@ -200,4 +202,65 @@ describe('a service started while its predecessor still holds the port', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('npm start on an empty database, with the demo', () => {
+  const demo = serviceProcessEnv('maindemo', { DEMO: '1', LOG_LEVEL: 'info' });
+  afterAll(demo.remove);
+
+  /** GET `link` from the service at 127.0.0.1 (the name under localhost is this machine), as a phone. */
+  const visit = (link: string) =>
+    new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
+      const url = new URL(link);
+      const req = httpRequest(
+        { host: '127.0.0.1', port: url.port, path: url.pathname, headers: { host: url.host, 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)' } },
+        (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => {
+            body += d.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode!, location: res.headers.location, body }));
+        },
+      );
+      req.on('error', reject).end();
+    });
+
+  it('seeds quietly and ends with the banner: URL, portal login, keys, API docs and both creator links, which open', async () => {
+    let out = '';
+    // As a newcomer runs it: PUBLIC_BASE_URL unset, so the service's own address on its port.
+    const env: NodeJS.ProcessEnv = { ...demo.env, PORT: String(await freePort()) };
+    delete env.PUBLIC_BASE_URL;
+    const { child, base } = await start(SERVICE, env, (o) => {
+      out = o;
+    });
+    try {
+      await eventually(async () => out, (o) => /app link: .*\n/.test(o), 240_000);
+      // The seeding's hundreds of internal requests wrote no request line.
+      expect(out).not.toContain('request completed');
+      const banner = out.slice(out.indexOf('svc is running at'));
+      const publicBase = base;
+      expect(banner.startsWith(`svc is running at ${publicBase}\n`)).toBe(true);
+      for (const line of [`Portal:       ${publicBase}/portal/`, 'log in as demo-', 'API key:      sk_', 'Pixel key:    pk_', `API docs:     ${publicBase}/docs/api`]) {
+        expect(banner).toContain(line);
+      }
+      // Nothing after it: the banner is the last thing a newcomer reads.
+      expect(out.trimEnd().endsWith('(the smart install page)')).toBe(true);
+
+      const port = new URL(base).port;
+      const web = /web link: +(http:\/\/go-[0-9a-f]{8}\.localhost:(\d+)\/\S+)/.exec(banner)!;
+      const app = /app link: +(http:\/\/go-[0-9a-f]{8}\.localhost:(\d+)\/\S+)/.exec(banner)!;
+      expect([web[2], app[2]]).toEqual([port, port]);
+      const redirect = await visit(web[1]!);
+      expect(redirect.status).toBe(302);
+      expect(redirect.location).toMatch(/svc_cid=svc_/);
+      const page = await visit(app[1]!);
+      expect(page.status).toBe(200);
+      expect(page.body).toMatch(/<main data-click-token="svc_/);
+      // Its logo comes from this service, never from another host.
+      expect(page.body).toContain(`src="${publicBase}/demo/images/logo.svg?`);
+    } finally {
+      child.kill('SIGTERM');
+      await exited(child);
+    }
+  }, 300_000);
 });
