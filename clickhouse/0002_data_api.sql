@@ -1,5 +1,5 @@
--- Derived tables of the Data API (src/data-api), maintained by workers/placement-derive.ts
--- after every placements / placement_metrics batch. Each answers one shape of question
+-- Derived tables of the Data API (src/data-api), maintained by src/placements/derive.ts (run by
+-- workers/writers.ts) after every placements / placement_metrics batch. Each answers one shape of question
 -- without scanning the raw snapshots:
 --   placement_totals    one row per placement: attributes, lifetime totals, active days
 --                       (upload_date answers, /posts, /creators, view_date "posts"/"creators")
