@@ -361,10 +361,14 @@ describe.skipIf(!installed)('brand portal in headless Chromium', () => {
     await expect.poll(async () => (await item.locator('.hint').textContent())?.startsWith('Last checked')).toBe(true);
     await shoot('domains');
 
-    // The shared domain's host name is taken: the refusal reads as a sentence.
-    await page.getByLabel('Host name').fill(fx.hostname);
+    // A host name this brand added already is taken: the refusal reads as a sentence.
+    await page.getByLabel('Host name').fill('go.acme-portal.test');
     await page.getByRole('button', { name: 'Add domain' }).click();
     await expect.poll(() => text('form.add-domain .form-error')).toBe('That domain is already registered. Choose another host name.');
+    // A localhost name (the shared domain's) is never a brand's: in words too.
+    await page.getByLabel('Host name').fill(fx.hostname);
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => text('form.add-domain .form-error')).toMatch(/^That host name cannot be added: use a domain of your own/);
     // So does a 422 with zod's details: in words, not zod's.
     await page.getByLabel('Host name').fill(`${'a'.repeat(300)}.test`);
     await page.getByRole('button', { name: 'Add domain' }).click();
