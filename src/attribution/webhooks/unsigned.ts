@@ -6,7 +6,7 @@ import type { Provider } from '../ledger/types';
  * signing secret".
  */
 const OPEN_URL = (dashboard: string) =>
-  `anyone who has the webhook URL (its svw_ token) can post events for your brand, purchases, renewals and refunds of up to 1,000,000,000 included, and they are counted. Set an Authorization header value in ${dashboard} and paste the same value here.`;
+  `anyone who has the webhook URL (its svw_ token) can post events for your brand (purchases, renewals and refunds of up to 1,000,000,000 each), and they are counted. Set an Authorization header value in ${dashboard} and paste the same value here.`;
 const REFUSED = (what: string) => `every delivery is refused (401) and nothing is recorded until you paste ${what} here.`;
 
 const WITHOUT: Record<Provider, string | null> = {
