@@ -151,7 +151,7 @@ describe('import rules (docs/architecture.md)', () => {
     expect(breaks(imp('src/portal/web/main.ts', 'src/portal/schemas.ts'))).toEqual([RULES[4]!.name]);
     expect(breaks(imp('src/placements/intake.ts', 'src/internal/schemas.ts'))).toEqual([RULES[5]!.name]);
     expect(breaks(imp('src/placements/intake.ts', 'src/http/route.ts'))).toEqual([RULES[0]!.name]);
-    expect(breaks(imp('src/facts.ts', 'src/data-api/warehouse/facts.ts'))).toEqual([RULES[5]!.name]);
+    expect(breaks(imp('src/facts.ts', 'src/data-api/queries.ts'))).toEqual([RULES[5]!.name]);
     expect(breaks(imp('src/facts.ts', 'src/attribution/clicks/fact.ts'))).toEqual([]);
     expect(breaks(imp('src/internal/placements.routes.ts', 'src/placements/intake.ts'))).toEqual([]);
     expect(breaks(imp('src/warehouse/values.ts', 'src/placements/facts.ts'))).toEqual([RULES[2]!.name]);
