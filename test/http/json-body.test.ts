@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookRejection } from '../../src/attribution/webhooks/connector';
+import { parseJson, parseJsonKeepingBigIntegers } from '../../src/attribution/webhooks/mapping';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 let t: TestService;
@@ -125,5 +127,14 @@ describe('JSON bodies', () => {
       payload: install,
     });
     expect(plain.statusCode).toBe(201);
+  });
+
+  it('billing webhooks read a body that is not UTF-8 as unparseable (422), never as U+FFFD text', () => {
+    const bad = Buffer.concat([Buffer.from('{"app_user_id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    for (const parse of [parseJson, parseJsonKeepingBigIntegers]) {
+      expect(() => parse(bad)).toThrow(WebhookRejection);
+      expect(() => parse(bad)).toThrow(expect.objectContaining({ status: 422, reason: 'unparseable_payload' }));
+      expect(parse(Buffer.from('{"name":"Café"}'))).toEqual({ name: 'Café' });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { z } from 'zod';
 import { CURRENCIES, type Currency, type LedgerDraft, type LedgerEventType, type Provider, UUID_SHAPED } from '../ledger/types';
 import { unparseable } from './connector';
@@ -100,6 +101,8 @@ export const fromEpochSeconds = (s: number) => new Date(s * 1000);
 
 /** Parses a JSON body; anything unreadable is a 422. */
 export function parseJson(body: Buffer | string): unknown {
+  // Bytes that are not UTF-8 would decode to U+FFFD and be recorded: unreadable, as malformed JSON is.
+  if (typeof body !== 'string' && !isUtf8(body)) throw unparseable();
   try {
     return JSON.parse(typeof body === 'string' ? body : body.toString('utf8'));
   } catch {
@@ -194,6 +197,7 @@ export function subscriptionDraft(c: SubscriptionCharge): LedgerDraft {
  * strings are touched.
  */
 export function parseJsonKeepingBigIntegers(body: Buffer): unknown {
+  if (!isUtf8(body)) throw unparseable();
   const json = body.toString('utf8');
   let out = '';
   let copied = 0;
