@@ -46,8 +46,9 @@ export function copyButton(text: string, what: string): HTMLButtonElement {
 }
 
 /** Money per currency, one line each; a dash when there is none. */
-export function moneyLines(money: Money): Child {
-  const list = currencies(money);
+export function moneyLines(money: Money, order?: string[]): Child {
+  // A table passes its one order (its largest currency first), so every row lists currencies alike.
+  const list = order ? order.filter((c) => money[c] !== undefined) : currencies(money);
   if (list.length === 0) return h('span', { class: 'none' }, '—');
   return list.map((c) => h('span', { class: 'money' }, formatMoney(money[c]!, c)));
 }

@@ -35,14 +35,15 @@ const revenueKey = (rows: { revenue: Money }[]) => {
   return (r: { revenue: Money }) => (lead ? (r.revenue[lead] ?? 0) : 0);
 };
 
-/** The link's address, and under it where the app opens on it (its deep link), when set. */
+/** The link's address (breaking after its host first when the table is narrow), and under it where the app opens on it (its deep link), when set. */
 const linkCell = (r: Link) => [
-  h('code', { class: 'url' }, `${r.domain}/${r.slug}`),
+  h('code', { class: 'url' }, `${r.domain}/`, h('wbr'), r.slug),
   r.deep_link ? h('span', { class: 'deep-link-line' }, 'App opens ', h('code', { class: 'deep-link' }, r.deep_link)) : null,
 ];
 
 function linkColumns(rows: Link[]): Column<Link>[] {
   const bots = rows.some((r) => typeof r.bot_clicks === 'number');
+  const order = currencies(...rows.map((r) => r.revenue));
   const cols: (Column<Link> | false)[] = [
     { key: 'link', label: 'Link', sort: (r) => `${r.domain}/${r.slug}`, cell: linkCell },
     { key: 'creator', label: 'Creator', sort: (r) => r.creator.name, cell: (r) => r.creator.name },
@@ -52,18 +53,18 @@ function linkColumns(rows: Link[]): Column<Link>[] {
     bots && { key: 'bot_clicks', label: 'Bot clicks', numeric: true, sort: (r) => r.bot_clicks ?? 0, cell: (r) => formatInt(r.bot_clicks ?? 0) },
     { key: 'installs', label: 'Installs', numeric: true, sort: (r) => r.installs, cell: (r) => formatInt(r.installs) },
     { key: 'conversions', label: 'Conversions', numeric: true, sort: (r) => r.conversions, cell: (r) => formatInt(r.conversions) },
-    { key: 'revenue', label: 'Revenue', numeric: true, sort: revenueKey(rows), cell: (r) => moneyLines(r.revenue) },
+    { key: 'revenue', label: 'Revenue', numeric: true, sort: revenueKey(rows), cell: (r) => moneyLines(r.revenue, order) },
     { key: 'copy', label: 'URL', cell: (r) => copyButton(linkUrl(r), `link ${r.domain}/${r.slug}`) },
   ];
   return cols.filter((c): c is Column<Link> => c !== false);
 }
 
-const codeColumns = (rows: Code[]): Column<Code>[] => [
+const codeColumns = (rows: Code[], order = currencies(...rows.map((r) => r.revenue))): Column<Code>[] => [
   { key: 'label', label: 'Code', sort: (r) => r.label, cell: (r) => h('code', null, r.label) },
   { key: 'creator', label: 'Creator', sort: (r) => r.creator.name, cell: (r) => r.creator.name },
   { key: 'active', label: 'Status', sort: (r) => (r.active ? 1 : 0), cell: (r) => status(r.active) },
   { key: 'conversions', label: 'Conversions', numeric: true, sort: (r) => r.conversions, cell: (r) => formatInt(r.conversions) },
-  { key: 'revenue', label: 'Revenue', numeric: true, sort: revenueKey(rows), cell: (r) => moneyLines(r.revenue) },
+  { key: 'revenue', label: 'Revenue', numeric: true, sort: revenueKey(rows), cell: (r) => moneyLines(r.revenue, order) },
 ];
 
 type ListSpec<T> = {
