@@ -37,7 +37,9 @@ export const summarySchema = z.object({
   comments: count,
   shares: nullableCount.describe('Null only when every counted placement has null shares'),
   engagement_rate: z.number().describe('(likes + comments + shares) / views, a fraction; 0 when views is 0'),
-  creators: count.describe('Distinct creators of the counted placements'),
+  creators: count.describe(
+    'Distinct creators of the counted placements. Placements without a creator are not a creator here; /creators lists them as one "Unknown creator" row (id null), so it can hold one row more',
+  ),
 });
 
 export const dailyRowSchema = z.object({

@@ -9,13 +9,14 @@ import { type DateRange, previousRange } from './range';
  * before it, in one ClickHouse statement over both. Each number's definition: docs/api.md
  * ("Definitions"); sandbox rows never count.
  */
-export type Totals = { clicks: number; bot_clicks: number; installs: number; conversions: number; revenue: Money; refunds: Money };
+export type Totals = { clicks: number; bot_clicks: number; installs: number; installs_by_method: Record<string, number>; conversions: number; revenue: Money; refunds: Money };
 /** One day of the chart; `revenue` per currency by the same rule as the totals. */
 export type Day = { date: string; clicks: number; installs: number; conversions: number; revenue: Money };
 export type Overview = DateRange & Totals & { daily: Day[]; previous: DateRange & Totals & { daily: Day[] } };
 
 /**
- * A row of the overview statement: a fact's count on one day (`ledger`: per currency too), or
+ * A row of the overview statement: a fact's count on one day (`ledger`: per currency, `installs`:
+ * per resolution method, both in `currency`), or
  * `ledger_total`, a range's ledger totals per currency (summed exactly, not from rounded days),
  * dated on the first day of its range.
  */
@@ -37,10 +38,10 @@ export async function overview(warehouse: Warehouse, brandId: string, range: Dat
        GROUP BY day, bot
      )
      UNION ALL
-     SELECT 'installs', toString(toDate(occurred_at)) AS date, '', count(), NULL, NULL
+     SELECT 'installs', toString(toDate(occurred_at)) AS date, toString(resolution_method), count(), NULL, NULL
      FROM installs FINAL
      WHERE brand_id = {brand:String} AND toDate(occurred_at) BETWEEN {from:Date32} AND {to:Date32}
-     GROUP BY date
+     GROUP BY date, resolution_method
      UNION ALL
      SELECT 'ledger', toString(toDate(occurred_at)) AS date, currency, countIf(event_type != 'refund'), ${REVENUE_SQL}, NULL
      FROM ledger FINAL
@@ -61,7 +62,7 @@ export async function overview(warehouse: Warehouse, brandId: string, range: Dat
 
 /** The totals and the day series of `range` from the per-day rows of both ranges. */
 function summarise(range: DateRange, rows: DayRow[]): Totals & { daily: Day[] } {
-  const totals: Totals = { clicks: 0, bot_clicks: 0, installs: 0, conversions: 0, revenue: {}, refunds: {} };
+  const totals: Totals = { clicks: 0, bot_clicks: 0, installs: 0, installs_by_method: {}, conversions: 0, revenue: {}, refunds: {} };
   const days = new Map<string, Day>();
   for (const row of rows) {
     if (row.date < range.start_date || row.date > range.end_date) continue;
@@ -84,6 +85,7 @@ function summarise(range: DateRange, rows: DayRow[]): Totals & { daily: Day[] } 
     } else {
       day[row.fact] += n;
       totals[row.fact] += n;
+      if (row.fact === 'installs') totals.installs_by_method[row.currency] = (totals.installs_by_method[row.currency] ?? 0) + n;
     }
   }
   return { ...totals, daily: daySeries(range, days) };

@@ -19,6 +19,9 @@ const totals = z.object({
   ...dateRange,
   ...counts,
   bot_clicks: z.number().int().describe('Clicks by crawlers, link previews and prefetches: stored, never in clicks'),
+  installs_by_method: z
+    .partialRecord(z.enum(['click', 'clipboard', 'ip', 'code', 'unattributed']), z.number().int())
+    .describe('installs by how each was credited (its resolution_method); methods without installs are absent, so the values add up to installs'),
   refunds: money.describe('Refunded amounts per currency, positive'),
   daily: z
     .array(day)

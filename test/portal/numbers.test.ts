@@ -109,6 +109,8 @@ describe('GET /overview', () => {
       clicks: 4,
       bot_clicks: 0,
       installs: 2,
+      // Where they came from: device-1 through the install page's clipboard, device-2 from nowhere.
+      installs_by_method: { clipboard: 1, unattributed: 1 },
       conversions: 3,
       revenue: { USD: 39.99, EUR: 9.99 },
       refunds: { USD: 10 },
@@ -122,6 +124,7 @@ describe('GET /overview', () => {
         clicks: 2,
         bot_clicks: 0,
         installs: 0,
+        installs_by_method: {},
         conversions: 1,
         revenue: { USD: 20 },
         refunds: {},

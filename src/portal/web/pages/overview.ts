@@ -7,7 +7,31 @@ import { periodPicker, rangeQuery } from '../period';
 import { emptyState, loading, moneyLines, readInto } from '../ui';
 
 type Day = { date: string; clicks: number; installs: number; conversions: number; revenue: Money };
-type Totals = { start_date: string; end_date: string; clicks: number; bot_clicks?: number; installs: number; conversions: number; revenue: Money; refunds: Money; daily: Day[] };
+type Totals = {
+  start_date: string;
+  end_date: string;
+  clicks: number;
+  bot_clicks?: number;
+  installs: number;
+  installs_by_method?: Record<string, number>;
+  conversions: number;
+  revenue: Money;
+  refunds: Money;
+  daily: Day[];
+};
+
+/** How an install was credited (its resolution method), as the breakdown under Installs says it. */
+const METHODS: [string, string][] = [
+  ['click', 'from link clicks'],
+  ['clipboard', 'from the install page (clipboard)'],
+  ['code', 'from creator codes'],
+  ['ip', 'from IP matches'],
+  ['unattributed', 'unattributed'],
+];
+
+/** Whether a range holds anything to compare with: before a brand's first fact it holds nothing. */
+const hasData = (t: Totals) =>
+  t.clicks > 0 || (t.bot_clicks ?? 0) > 0 || t.installs > 0 || t.conversions > 0 || Object.keys(t.revenue).length > 0 || Object.keys(t.refunds).length > 0;
 type Overview = Totals & { period: string; previous: Totals };
 
 const COUNTS = [
@@ -28,41 +52,61 @@ export const overviewPage: PortalPage = {
     const data = await readInto(body, () => api<Overview>('GET', `/attribution/overview?${rangeQuery()}`));
     if (!data) return;
     view.querySelector('form.period')!.replaceWith(periodPicker(rerender, data));
-    body.replaceChildren(cards(data), ...empty(data), chart(data));
+    // One currency order for every money line of the page: the largest amount first.
+    const order = currencies(data.revenue, data.previous.revenue, data.refunds, data.previous.refunds);
+    body.replaceChildren(cards(data, order), ...empty(data), chart(data, order));
   },
 };
 
-function cards(data: Overview): HTMLElement {
+function cards(data: Overview, order: string[]): HTMLElement {
   const prev = data.previous;
+  // A previous range with nothing in it (before the brand's first fact) gives no comparison: every card would read "new".
+  const compare = hasData(prev);
   const count = (key: 'clicks' | 'installs' | 'conversions', label: string) =>
     card(
       key,
       label,
       h('p', { class: 'value' }, formatInt(data[key])),
-      changeLine(change(data[key], prev[key])),
+      compare ? changeLine(change(data[key], prev[key])) : null,
       key === 'clicks' && data.bot_clicks ? h('p', { class: 'hint bots' }, `${formatInt(data.bot_clicks)} more from bots and link previews, not counted`) : null,
+      key === 'installs' ? installSources(data) : null,
     );
   const money = (key: 'revenue' | 'refunds', label: string) => {
-    const list = currencies(data[key], prev[key]);
+    const list = order.filter((c) => data[key][c] !== undefined || prev[key][c] !== undefined);
     const lines: Child = list.length
       ? list.map((c) =>
           h(
             'div',
             { class: 'money-line', 'data-currency': c },
             h('p', { class: 'value' }, formatMoney(data[key][c] ?? 0, c)),
-            changeLine(change(data[key][c] ?? 0, prev[key][c] ?? 0, (n) => formatMoney(n, c)), key === 'refunds'),
+            compare ? changeLine(change(data[key][c] ?? 0, prev[key][c] ?? 0, (n) => formatMoney(n, c)), key === 'refunds') : null,
           ),
         )
       : h('p', { class: 'value none' }, key === 'revenue' ? 'No revenue yet' : 'No refunds');
     return card(key, label, lines);
   };
+  const range = `${formatDay(prev.start_date)} – ${formatDay(prev.end_date)}`;
   return h(
     'section',
     { 'aria-labelledby': 'totals-title' },
     h('h2', { id: 'totals-title', class: 'visually-hidden' }, 'Totals'),
     h('ul', { class: 'cards' }, count('clicks', 'Clicks'), count('installs', 'Installs'), count('conversions', 'Conversions'), money('revenue', 'Revenue'), money('refunds', 'Refunds')),
-    h('p', { class: 'hint' }, `Changes compare with ${formatDay(prev.start_date)} – ${formatDay(prev.end_date)}. Revenue counts refunds as negative; sandbox purchases never count.`),
+    h(
+      'p',
+      { class: 'hint compare' },
+      compare
+        ? `Changes compare with ${range}. `
+        : `No change is shown: the period before, ${range}, has no clicks, installs or purchases to compare with (it comes before your first one). `,
+      'Revenue counts refunds as negative; sandbox purchases never count.',
+    ),
   );
+}
+
+/** Where the period's installs came from: each resolution method with installs, so links' installs need not add up to the total. */
+function installSources(data: Overview): HTMLElement | null {
+  const by = data.installs_by_method ?? {};
+  const lines = METHODS.filter(([m]) => (by[m] ?? 0) > 0).map(([m, words]) => h('li', { 'data-method': m }, `${formatInt(by[m]!)} ${words}`));
+  return lines.length ? h('ul', { class: 'hint sources', 'aria-label': 'Where the installs came from' }, lines) : null;
 }
 
 function card(metric: string, label: string, ...content: Child[]): HTMLElement {
@@ -103,7 +147,7 @@ function empty(data: Overview): HTMLElement[] {
 }
 
 /** Clicks on the left axis, installs and conversions on the right; the previous period faint behind, day for day. */
-function chart(data: Overview): HTMLElement {
+function chart(data: Overview, order: string[]): HTMLElement {
   const days = data.daily;
   const prev = data.previous.daily;
   const xs = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
@@ -123,7 +167,7 @@ function chart(data: Overview): HTMLElement {
         'the previous period is drawn faintly behind, day for day. The table below holds the same numbers.',
     ),
     plot,
-    dailyTable(days),
+    dailyTable(days, order),
   );
 
   // On phones the axes go without their titles (the caption names them) to leave the plot its width.
@@ -154,7 +198,7 @@ function chart(data: Overview): HTMLElement {
   return figure;
 }
 
-function dailyTable(days: Day[]): HTMLElement {
+function dailyTable(days: Day[], order: string[]): HTMLElement {
   return h(
     'details',
     { class: 'daily' },
@@ -176,7 +220,7 @@ function dailyTable(days: Day[]): HTMLElement {
               null,
               h('th', { scope: 'row', 'data-label': 'Day' }, formatDay(d.date)),
               COUNTS.map((c) => h('td', { class: 'num', 'data-label': c.label }, formatInt(d[c.key]))),
-              h('td', { class: 'num', 'data-label': 'Revenue' }, moneyLines(d.revenue)),
+              h('td', { class: 'num', 'data-label': 'Revenue' }, moneyLines(d.revenue, order)),
             ),
           ),
         ),
