@@ -46,7 +46,7 @@ const imports = readImports(files);
 const under = (...folders: string[]) => (f: string) => folders.some((d) => f.startsWith(`${d}/`));
 const isPlumbing = (f: string) =>
   under('src/db', 'src/warehouse', 'src/queues', 'src/http')(f) ||
-  /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release|refusal|storable-text|recordable-time)\.ts$/.test(f);
+  /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release|refusal|storable-text|recordable-time|client-address)\.ts$/.test(f);
 const isCapability = under('src/attribution', 'src/data-api', 'src/portal', 'src/internal', 'src/demo');
 const isRouteFile = (f: string) =>
   /(^|\/|\.)routes\.ts$/.test(f) || f === 'src/app.ts' || /^src\/(data-api|portal|internal)\/index\.ts$/.test(f) || f.startsWith('src/attribution/public/');
