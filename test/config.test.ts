@@ -79,6 +79,19 @@ describe('configuration (CONTRACT 2)', () => {
     expect(loadConfig({ DATA_DIR: dataDir, TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
   });
 
+  it('reads the wrong-key and portal limits, METRICS_TOKEN, and TEST_SCRYPT_N only under NODE_ENV=test', () => {
+    const c = loadConfig({ DATA_DIR: dataDir });
+    expect(c.rateLimits).toMatchObject({ failedKeys: 60, portal: 600 });
+    expect(c.metricsToken).toBeUndefined();
+    expect(c.testScryptN).toBeUndefined();
+    expect(loadConfig({ DATA_DIR: dataDir, RATE_LIMIT_FAILED_KEYS: '0', RATE_LIMIT_PORTAL: '30' }).rateLimits).toMatchObject({ failedKeys: 0, portal: 30 });
+    expect(loadConfig({ DATA_DIR: dataDir, METRICS_TOKEN: 'a-scraper-token-of-length' }).metricsToken).toBe('a-scraper-token-of-length');
+    expect(() => loadConfig({ DATA_DIR: dataDir, METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
+    expect(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'test', TEST_SCRYPT_N: '1024' }).testScryptN).toBe(1024);
+    expect(() => loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'test', TEST_SCRYPT_N: '1000' })).toThrow(/TEST_SCRYPT_N must be a power of 2/);
+    expect(() => loadConfig({ DATA_DIR: dataDir, TEST_SCRYPT_N: '1024' })).toThrow(/TEST_SCRYPT_N is honoured only when NODE_ENV=test/);
+  });
+
   it('builds PUBLIC_BASE_URL from HOST and PORT unless given', () => {
     expect(loadConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0', PORT: '8080' }).publicBaseUrl).toBe('http://0.0.0.0:8080');
     expect(loadConfig({ DATA_DIR: dataDir, PUBLIC_BASE_URL: 'https://svc.example.com/' }).publicBaseUrl).toBe(
