@@ -115,11 +115,11 @@ describe('portal ranges and integers over HTTP', () => {
     ];
     for (const [path, param] of cases) {
       const res = await p.get(path);
-      expect(res.statusCode, path).toBe(400);
+      expect(res.statusCode, `${path}: ${res.body}`).toBe(400);
       expect(res.json(), path).toMatchObject({ error: 'invalid_parameter', param });
     }
     const ok = await p.get('/overview?start_date=2000-01-01&end_date=2000-01-02');
-    expect(ok.statusCode).toBe(200);
+    expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toMatchObject({ start_date: '2000-01-01', end_date: '2000-01-02' });
   });
 });
