@@ -65,13 +65,13 @@ describe('GET /api/internal/openapi.json', () => {
     const body = createLink.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(expect.arrayContaining(['brand_id', 'creator_id', 'domain_id', 'slug', 'type', 'destination_url']));
     expect(body.properties.type.enum).toEqual(['web', 'app']);
-    expect(Object.keys(createLink.responses).sort()).toEqual(['201', '401', '403', '409', '422']);
+    expect(Object.keys(createLink.responses).sort()).toEqual(['201', '401', '403', '409', '422', '503']);
     expect(createLink.responses['409'].content['application/json'].schema.properties.error.description).toBe('slug_taken');
 
     const listCodes = doc.paths['/attribution-codes'].get;
     const limit = listCodes.parameters.find((p: { name: string }) => p.name === 'limit');
     expect(limit).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } });
-    expect(doc.paths['/attribution-codes/{id}'].delete.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]);
+    expect(doc.paths['/attribution-codes/{id}'].delete.parameters).toEqual([{ name: 'id', in: 'path', required: true, schema: { type: 'string', examples: [expect.any(String)] } }]);
     expect(doc.paths['/placements'].post.responses['202'].content['application/json'].schema.properties).toHaveProperty('accepted');
   });
 });
