@@ -75,7 +75,7 @@ const FIELD_NOTES: Record<string, string> = {
   url: 'The creator link the app was opened with (a universal link or app link)',
 };
 
-const PUBLIC_ERRORS = 'payload_too_large (413), invalid_request and invalid_<field> (422)';
+const PUBLIC_ERRORS = "`payload_too_large` (413), `invalid_request` and `invalid_<field>` (422)";
 
 function documented(r: Route<unknown>): Route<unknown> {
   const answers = ANSWERS[`${r.method} ${r.path}`] ?? {};
