@@ -120,7 +120,11 @@ export function openApiDocument(spec: DocumentSpec) {
     servers: spec.servers,
     security: spec.security,
     paths,
-    components: { securitySchemes: spec.securitySchemes, ...(spec.schemas ? { schemas: spec.schemas } : {}) },
+    // No schemes (the attribution API: its pixel key is in the body), no "Authorize" button in Swagger UI.
+    components: {
+      ...(Object.keys(spec.securitySchemes).length ? { securitySchemes: spec.securitySchemes } : {}),
+      ...(spec.schemas ? { schemas: spec.schemas } : {}),
+    },
   });
   withExamples(document);
   return document;
