@@ -32,11 +32,11 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
-/** Redis memory of this service's keys other than its queues and the sweeper's lock (the IP match here), in bytes, and how many keys. */
+/** Redis memory of this service's keys other than its queues (the outbound webhooks' too) and the sweeper's lock (the IP match here), in bytes, and how many keys. */
 async function redisHeld(): Promise<{ bytes: number; keys: number }> {
   const redis = t.services.redis;
   const prefix = t.config.queuePrefix;
-  const queueKey = new RegExp(`^${prefix}:((${FACT_KINDS.join('|')}):|outbox-sweeper-lock$)`);
+  const queueKey = new RegExp(`^${prefix}:((${[...FACT_KINDS, 'webhooks'].join('|')}):|outbox-sweeper-lock$)`);
   let cursor = '0';
   let bytes = 0;
   let keys = 0;
