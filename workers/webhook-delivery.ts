@@ -5,16 +5,18 @@ import type { Logger } from 'pino';
 import { closeAgents } from '../src/attribution/outbound-webhooks/attempt';
 import { type DeliverySettings, DeliveryRunner, disableFailing } from '../src/attribution/outbound-webhooks/deliver';
 import { DELIVERY_QUEUE, type DeliveryJob, type DeliveryQueue } from '../src/attribution/outbound-webhooks/queue';
-import { webhookDb } from '../src/attribution/outbound-webhooks/tables';
+import { DELIVERY_ERRORS, webhookDb } from '../src/attribution/outbound-webhooks/tables';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { webhookEndpoints } from '../src/metrics';
+import { webhookAttempts, webhookEndpoints } from '../src/metrics';
 import { RepeatedLog } from '../src/repeated-log';
 
 /** At most this many attempts in flight per endpoint (docs/webhooks.md). */
 export const PER_ENDPOINT = 4;
+/** Jobs of one endpoint waiting here for a turn; more are put back in the queue for a moment. */
+const WAITING_PER_ENDPOINT = 8;
 /** Attempts in flight in one process: most are waiting on receivers, not on this CPU. */
-const CONCURRENCY = 256;
+const CONCURRENCY = 128;
 
 export type WebhookWorkerOptions = DeliverySettings & {
   retentionDays: number;
@@ -30,7 +32,8 @@ export type WebhookWorkerOptions = DeliverySettings & {
 export class WebhookDeliveryWorker {
   private readonly worker: Worker<DeliveryJob>;
   private readonly runner: DeliveryRunner;
-  private readonly inFlight = new Map<string, number>();
+  /** Per endpoint: attempts in flight (at most PER_ENDPOINT) and the jobs waiting for a turn. */
+  private readonly limits = new Map<string, { running: number; waiting: (() => void)[] }>();
   private readonly errors: RepeatedLog;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
@@ -45,6 +48,8 @@ export class WebhookDeliveryWorker {
     private readonly log: Logger,
   ) {
     this.runner = new DeliveryRunner(db, opts);
+    // Every outcome's series exists from the start, so an alert sees the first failure.
+    for (const outcome of ['success', ...DELIVERY_ERRORS.filter((e) => e !== 'endpoint_disabled')]) webhookAttempts.inc({ outcome }, 0);
     this.errors = new RepeatedLog(log, 'warn', 'webhook delivery job failed; it will retry', { countField: 'jobs' });
     this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.process(job, token), {
       connection,
@@ -66,20 +71,27 @@ export class WebhookDeliveryWorker {
   private async process(job: Job<DeliveryJob>, token?: string): Promise<void> {
     const d = await this.runner.load(job.data.deliveryId);
     if (!d) return;
-    const endpoint = d.endpoint_id;
-    if ((this.inFlight.get(endpoint) ?? 0) >= PER_ENDPOINT && d.status === 'pending') {
-      // The endpoint is busy: this job comes back shortly, without holding a slot meanwhile.
-      await job.moveToDelayed(Date.now() + 100 + Math.floor(Math.random() * 400), token);
-      throw new DelayedError();
-    }
-    this.inFlight.set(endpoint, (this.inFlight.get(endpoint) ?? 0) + 1);
+    const slot = this.limits.get(d.endpoint_id) ?? { running: 0, waiting: [] as (() => void)[] };
+    this.limits.set(d.endpoint_id, slot);
+    const waited = slot.running >= PER_ENDPOINT;
+    if (waited) {
+      if (slot.waiting.length >= WAITING_PER_ENDPOINT) {
+        // A busy endpoint holds a bounded share of this worker's slots; the rest come back later.
+        await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 2000), token);
+        throw new DelayedError();
+      }
+      await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    } else slot.running++;
     let outcome: Awaited<ReturnType<DeliveryRunner['run']>>;
     try {
-      outcome = await this.runner.run(d);
+      // Read again: the delivery may have been attempted or ended while this job waited its turn.
+      const current = waited ? ((await this.runner.load(job.data.deliveryId)) ?? d) : d;
+      outcome = await this.runner.run(current);
     } finally {
-      const n = (this.inFlight.get(endpoint) ?? 1) - 1;
-      if (n <= 0) this.inFlight.delete(endpoint);
-      else this.inFlight.set(endpoint, n);
+      // The slot passes to the next waiting job of this endpoint, or is given back.
+      const next = slot.waiting.shift();
+      if (next) next();
+      else if (--slot.running === 0) this.limits.delete(d.endpoint_id);
     }
     if (!outcome.done) {
       await job.moveToDelayed(outcome.at.getTime(), token);
@@ -99,7 +111,7 @@ export class WebhookDeliveryWorker {
 
   private async sweepOnce(): Promise<void> {
     const wdb = webhookDb(this.db);
-    const overdueMs = (this.opts.sweep ? this.opts.sweep.overdueMs : undefined) ?? 60_000;
+    const overdueMs = (this.opts.sweep ? this.opts.sweep.overdueMs : undefined) ?? 30_000;
     // A pending delivery whose time passed long ago has lost its job: queue it again (an id still queued is left as is).
     const overdue = await wdb
       .selectFrom('webhook_deliveries')

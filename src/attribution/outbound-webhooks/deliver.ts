@@ -39,6 +39,20 @@ export class DeliveryRunner {
     this.box = new SecretBox(settings.secretKey);
   }
 
+  /** Opened secrets by their sealed text (a rotation seals a new one): one AES-GCM open per secret, not per attempt. */
+  private readonly opened = new Map<string, string[]>();
+
+  private secrets(row: Parameters<typeof signingSecrets>[1], now: Date): string[] {
+    const key = `${row.secret_encrypted}|${row.previous_secret_expires_at && row.previous_secret_expires_at > now ? row.previous_secret_encrypted : ''}`;
+    let secrets = this.opened.get(key);
+    if (!secrets) {
+      if (this.opened.size >= 1000) this.opened.clear();
+      secrets = signingSecrets(this.box, row, now);
+      this.opened.set(key, secrets);
+    }
+    return secrets;
+  }
+
   /** The endpoint a delivery goes to (for the per-endpoint limit), or undefined when it is gone or done. */
   async load(deliveryId: string) {
     return this.db
@@ -60,7 +74,7 @@ export class DeliveryRunner {
     }
     const now = new Date();
     if (d.next_attempt_at && d.next_attempt_at.getTime() > now.getTime() + 1000) return { done: false, at: d.next_attempt_at };
-    const secrets = signingSecrets(this.box, { ...d, id: d.endpoint_id } as never, now);
+    const secrets = this.secrets({ ...d, id: d.endpoint_id } as never, now);
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       'content-type': 'application/json',
@@ -76,6 +90,24 @@ export class DeliveryRunner {
     return this.record(d, at, result);
   }
 
+  /**
+   * The endpoint's health after an attempt. A success changes the row only when it was failing or its
+   * last success is a second old, so concurrent successes do not queue on the endpoint's row lock.
+   */
+  private async recordHealth(endpointId: string, at: Date, ok: boolean, gone: boolean): Promise<void> {
+    if (ok) {
+      await sql`
+        UPDATE webhook_endpoints SET last_attempt_at = ${at}, last_success_at = ${at}, failing_since = NULL
+        WHERE id = ${endpointId}
+          AND (failing_since IS NOT NULL OR last_success_at IS NULL OR last_success_at < ${at}::timestamptz - interval '1 second')`.execute(this.db);
+      return;
+    }
+    await sql`
+      UPDATE webhook_endpoints SET last_attempt_at = ${at}, failing_since = coalesce(failing_since, ${at}::timestamptz)
+      WHERE id = ${endpointId}`.execute(this.db);
+    if (gone) await disableEndpoint(this.db, endpointId, 'gone');
+  }
+
   private async record(d: NonNullable<Awaited<ReturnType<DeliveryRunner['load']>>>, at: Date, r: AttemptResult): Promise<Outcome> {
     const ok = r.error === null;
     const step = d.schedule_step + 1;
@@ -85,41 +117,20 @@ export class DeliveryRunner {
     let next: Date | null = null;
     if (retry) next = new Date(at.getTime() + r.durationMs + Math.max(jitter(schedule[step - 1]!), r.retryAfterMs ?? 0));
     const status = ok ? 'succeeded' : retry ? 'pending' : 'failed';
-    const recorded = await this.db.transaction().execute(async (tx) => {
-      const updated = await tx
-        .updateTable('webhook_deliveries')
-        .set({
-          status,
-          attempt_count: d.attempt_count + 1,
-          schedule_step: step,
-          next_attempt_at: next,
-          last_attempt_at: at,
-          response_status: r.status,
-          error: r.error,
-        })
-        .where('id', '=', d.id)
-        .where('attempt_count', '=', d.attempt_count)
-        .where('status', '=', 'pending')
-        .executeTakeFirst();
-      // Another run recorded this attempt number first (a job run twice): keep its record.
-      if (updated.numUpdatedRows === 0n) return false;
-      await tx
-        .insertInto('webhook_attempts')
-        .values({ delivery_id: d.id, attempt: d.attempt_count + 1, at, response_status: r.status, duration_ms: r.durationMs, error: r.error, response_excerpt: r.excerpt })
-        .execute();
-      if (d.test) return true;
-      if (ok) {
-        await tx.updateTable('webhook_endpoints').set({ last_attempt_at: at, last_success_at: at, failing_since: null }).where('id', '=', d.endpoint_id).execute();
-      } else {
-        await tx
-          .updateTable('webhook_endpoints')
-          .set((eb) => ({ last_attempt_at: at, failing_since: eb.fn.coalesce('failing_since', sql<Date>`${at}::timestamptz`) }))
-          .where('id', '=', d.endpoint_id)
-          .execute();
-        if (gone) await disableEndpoint(tx, d.endpoint_id, 'gone');
-      }
-      return true;
-    });
+    // The delivery's new state and its attempt in one statement; none when another run recorded this attempt first (a job run twice).
+    const { rows } = await sql<{ delivery_id: string }>`
+      WITH d AS (
+        UPDATE webhook_deliveries
+        SET status = ${status}, attempt_count = ${d.attempt_count + 1}, schedule_step = ${step}, next_attempt_at = ${next},
+            last_attempt_at = ${at}, response_status = ${r.status}, error = ${r.error}
+        WHERE id = ${d.id} AND attempt_count = ${d.attempt_count} AND status = 'pending'
+        RETURNING id
+      )
+      INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
+      SELECT id, ${d.attempt_count + 1}, ${at}, ${r.status}, ${r.durationMs}, ${r.error}, ${r.excerpt} FROM d
+      RETURNING delivery_id`.execute(this.db);
+    const recorded = rows.length > 0;
+    if (recorded && !d.test) await this.recordHealth(d.endpoint_id, at, ok, gone);
     if (!recorded) return { done: true };
     if (ok && !d.test && d.schedule_step === d.attempt_count) webhookDeliveryLag.observe(Math.max(0, Date.now() - d.fact_recorded_at.getTime()) / 1000);
     if (!ok && !d.test) await disableFailing(this.db, this.settings.disableAfterHours, d.endpoint_id);

@@ -82,7 +82,7 @@ async function endpointFor(path: string, extra: Record<string, unknown> = {}) {
   return res.json() as { id: string };
 }
 
-const deliveriesOf = async (id: string, query = '') => (await portal.get(`/webhooks/${id}/deliveries${query}`)).json().data as Record<string, any>[];
+const deliveriesOf = async (id: string, query = '') => (await portal.get(`/webhooks/${id}/deliveries${query}`)).json().data as { id: string; event_id: string; status: string }[];
 const detail = async (id: string, deliveryId: string) => (await portal.get(`/webhooks/${id}/deliveries/${deliveryId}`)).json();
 const settled = (id: string, count: number) => until(() => deliveriesOf(id), (d) => d.length === count && d.every((x) => x.status !== 'pending'), 30_000);
 

@@ -58,6 +58,9 @@ async function createEndpoint(body: Record<string, unknown>) {
   return res.json() as { id: string; secret: string };
 }
 
+/** A delivered body as the tests read it. */
+type Event = { id: string; data: Record<string, unknown> & { id: string; recorded_at: string } } & Record<string, unknown>;
+
 type Delivery = { endpoint_id: string; event_id: string; event_type: string; status: string; payload: string };
 const deliveries = async () =>
   (await sql<Delivery>`SELECT endpoint_id, event_id, event_type, status, payload FROM webhook_deliveries WHERE NOT test ORDER BY created_at`.execute(t.services.db)).rows;
@@ -122,11 +125,11 @@ describe('events from facts', () => {
     // Every body the receiver got verifies, and the same event has the same id and bytes at both endpoints.
     const got = receiver.received.filter((r) => r.path === '/all' || r.path === '/sales');
     expect(got).toHaveLength(9);
-    const bodies = new Map<string, Record<string, any>>();
+    const bodies = new Map<string, Event>();
     for (const r of got) {
       const secret = r.path === '/all' ? all.secret : sales.secret;
       const headers = { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
-      const body = new Webhook(secret).verify(r.body, headers) as Record<string, any>;
+      const body = new Webhook(secret).verify(r.body, headers) as Event;
       expect(headers['webhook-id']).toBe(body.id);
       bodies.set(`${r.path}|${body.data.id}`, body);
     }

@@ -32,7 +32,9 @@ function ipv6Bytes(address: string): Buffer {
   const t = tail ? tail.split(':') : [];
   const groups = address.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
   const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(Number.parseInt(g, 16), i * 2));
+  groups.forEach((g, i) => {
+    out.writeUInt16BE(Number.parseInt(g, 16), i * 2);
+  });
   return out;
 }
 
