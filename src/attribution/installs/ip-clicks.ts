@@ -30,7 +30,8 @@ return 1`;
 type Slot = { key: string; offset: number; fingerprint: Buffer };
 
 /**
- * Recent app-link clicks by (brand, IP hash, platform) for the install IP match, in a fixed table
+ * Recent app-link clicks by (brand, IP hash, platform) for the install IP match (the hash is
+ * `ipHash`'s, of an IPv6 client's /64: one client's rotating addresses are one key), in a fixed table
  * of 16-byte slots in 64 KiB Redis strings: a flood overwrites older clicks, so memory stays bounded
  * and a match gets rarer but never wrong (CONTRACT 10; docs/operations.md).
  */
