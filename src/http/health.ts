@@ -107,7 +107,7 @@ export class HealthProbe {
 }
 
 /**
- * GET /healthz and GET /metrics (CONTRACT 7), on one shared probe. /metrics asks for
+ * GET /healthz and GET /metrics (docs/operations.md), on one shared probe. /metrics asks for
  * `Authorization: Bearer <METRICS_TOKEN>` when that is set (docs/operations.md).
  */
 export async function healthRoutes(app: FastifyInstance, { deps: services }: { deps: HealthDeps }) {
