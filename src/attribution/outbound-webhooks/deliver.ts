@@ -8,6 +8,28 @@ import { endPendingDeliveries, signingSecrets } from './endpoints';
 import { signatureHeader } from './signing';
 import { type WebhookDb, webhookDb } from './tables';
 
+/** A delivery with what its attempt needs of its endpoint. */
+export type LoadedDelivery = {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  payload: string;
+  test: boolean;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempt_count: number;
+  schedule_step: number;
+  next_attempt_at: Date | null;
+  fact_recorded_at: Date;
+  url: string;
+  disabled_at: Date | null;
+  failing_since: Date | null;
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  brand_id: string;
+};
+
 export type DeliverySettings = {
   timeoutMs: number;
   /** Seconds before each retry: N waits make N+1 attempts. */
@@ -39,6 +61,9 @@ export class DeliveryRunner {
     this.box = new SecretBox(settings.secretKey);
   }
 
+  /** When this process last wrote each endpoint's last success (ms). */
+  private readonly successWritten = new Map<string, number>();
+
   /** Opened secrets by their sealed text (a rotation seals a new one): one AES-GCM open per secret, not per attempt. */
   private readonly opened = new Map<string, string[]>();
 
@@ -54,19 +79,17 @@ export class DeliveryRunner {
   }
 
   /** The endpoint a delivery goes to (for the per-endpoint limit), or undefined when it is gone or done. */
-  async load(deliveryId: string) {
-    return this.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select([
-        'd.id', 'd.endpoint_id', 'd.event_id', 'd.payload', 'd.test', 'd.status', 'd.attempt_count', 'd.schedule_step', 'd.next_attempt_at', 'd.fact_recorded_at',
-        'e.url', 'e.disabled_at', 'e.secret_encrypted', 'e.previous_secret_encrypted', 'e.previous_secret_expires_at', 'e.created_at', 'e.brand_id',
-      ])
-      .where('d.id', '=', deliveryId)
-      .executeTakeFirst();
+  async load(deliveryId: string): Promise<LoadedDelivery | undefined> {
+    // Plain SQL: the query builder's compilation costs more than this look-up, once per attempt.
+    const { rows } = await sql<LoadedDelivery>`
+      SELECT d.id, d.endpoint_id, d.event_id, d.payload, d.test, d.status, d.attempt_count, d.schedule_step, d.next_attempt_at, d.fact_recorded_at,
+             e.url, e.disabled_at, e.failing_since, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at, e.created_at, e.brand_id
+      FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      WHERE d.id = ${deliveryId}`.execute(this.db);
+    return rows[0];
   }
 
-  async run(d: NonNullable<Awaited<ReturnType<DeliveryRunner['load']>>>): Promise<Outcome> {
+  async run(d: LoadedDelivery): Promise<Outcome> {
     if (d.status !== 'pending') return { done: true };
     if (d.disabled_at && !d.test) {
       await endPendingDeliveries(this.db, d.endpoint_id);
@@ -91,24 +114,21 @@ export class DeliveryRunner {
   }
 
   /**
-   * The endpoint's health after an attempt. A success changes the row only when it was failing or its
-   * last success is a second old, so concurrent successes do not queue on the endpoint's row lock.
+   * Whether this attempt writes its endpoint's health: always after a failure or a first success
+   * after failing; a healthy endpoint's last success at most once a second from this process, so
+   * concurrent successes do not queue on the endpoint's row lock. Test events never do.
    */
-  private async recordHealth(endpointId: string, at: Date, ok: boolean, gone: boolean): Promise<void> {
-    if (ok) {
-      await sql`
-        UPDATE webhook_endpoints SET last_attempt_at = ${at}, last_success_at = ${at}, failing_since = NULL
-        WHERE id = ${endpointId}
-          AND (failing_since IS NOT NULL OR last_success_at IS NULL OR last_success_at < ${at}::timestamptz - interval '1 second')`.execute(this.db);
-      return;
-    }
-    await sql`
-      UPDATE webhook_endpoints SET last_attempt_at = ${at}, failing_since = coalesce(failing_since, ${at}::timestamptz)
-      WHERE id = ${endpointId}`.execute(this.db);
-    if (gone) await disableEndpoint(this.db, endpointId, 'gone');
+  private touchesEndpoint(d: LoadedDelivery, at: Date, ok: boolean): boolean {
+    if (d.test) return false;
+    if (!ok || d.failing_since !== null) return true;
+    const written = this.successWritten.get(d.endpoint_id);
+    if (written !== undefined && at.getTime() - written < 1000) return false;
+    if (this.successWritten.size >= 10_000) this.successWritten.clear();
+    this.successWritten.set(d.endpoint_id, at.getTime());
+    return true;
   }
 
-  private async record(d: NonNullable<Awaited<ReturnType<DeliveryRunner['load']>>>, at: Date, r: AttemptResult): Promise<Outcome> {
+  private async record(d: LoadedDelivery, at: Date, r: AttemptResult): Promise<Outcome> {
     const ok = r.error === null;
     const step = d.schedule_step + 1;
     const schedule = this.settings.retrySchedule;
@@ -117,7 +137,10 @@ export class DeliveryRunner {
     let next: Date | null = null;
     if (retry) next = new Date(at.getTime() + r.durationMs + Math.max(jitter(schedule[step - 1]!), r.retryAfterMs ?? 0));
     const status = ok ? 'succeeded' : retry ? 'pending' : 'failed';
-    // The delivery's new state and its attempt in one statement; none when another run recorded this attempt first (a job run twice).
+    const touch = this.touchesEndpoint(d, at, ok);
+    // One statement: the delivery's new state, its attempt and its endpoint's health (a 410 disables
+    // it and ends its other pending deliveries), so no reader sees one without the other. Nothing
+    // when another run recorded this attempt first (a job run twice).
     const { rows } = await sql<{ delivery_id: string }>`
       WITH d AS (
         UPDATE webhook_deliveries
@@ -125,12 +148,29 @@ export class DeliveryRunner {
             last_attempt_at = ${at}, response_status = ${r.status}, error = ${r.error}
         WHERE id = ${d.id} AND attempt_count = ${d.attempt_count} AND status = 'pending'
         RETURNING id
+      ),
+      a AS (
+        INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
+        SELECT id, ${d.attempt_count + 1}, ${at}, ${r.status}, ${r.durationMs}, ${r.error}, ${r.excerpt} FROM d
+        RETURNING delivery_id
+      ),
+      e AS (
+        UPDATE webhook_endpoints
+        SET last_attempt_at = ${at},
+            last_success_at = CASE WHEN ${ok}::boolean THEN ${at}::timestamptz ELSE last_success_at END,
+            failing_since = CASE WHEN ${ok}::boolean THEN NULL ELSE coalesce(failing_since, ${at}::timestamptz) END,
+            disabled_reason = CASE WHEN ${gone}::boolean AND disabled_at IS NULL THEN 'gone' ELSE disabled_reason END,
+            disabled_at = CASE WHEN ${gone}::boolean THEN coalesce(disabled_at, now()) ELSE disabled_at END
+        WHERE id = ${d.endpoint_id} AND ${touch}::boolean AND EXISTS (SELECT 1 FROM d)
+        RETURNING id
+      ),
+      x AS (
+        UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint_disabled', next_attempt_at = NULL
+        WHERE endpoint_id = ${d.endpoint_id} AND ${gone}::boolean AND status = 'pending' AND id <> ${d.id} AND EXISTS (SELECT 1 FROM d)
+        RETURNING id
       )
-      INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
-      SELECT id, ${d.attempt_count + 1}, ${at}, ${r.status}, ${r.durationMs}, ${r.error}, ${r.excerpt} FROM d
-      RETURNING delivery_id`.execute(this.db);
+      SELECT delivery_id FROM a`.execute(this.db);
     const recorded = rows.length > 0;
-    if (recorded && !d.test) await this.recordHealth(d.endpoint_id, at, ok, gone);
     if (!recorded) return { done: true };
     if (ok && !d.test && d.schedule_step === d.attempt_count) webhookDeliveryLag.observe(Math.max(0, Date.now() - d.fact_recorded_at.getTime()) / 1000);
     if (!ok && !d.test) await disableFailing(this.db, this.settings.disableAfterHours, d.endpoint_id);
@@ -140,13 +180,15 @@ export class DeliveryRunner {
 
 /** Disables an endpoint (if enabled) and ends its pending deliveries. */
 export async function disableEndpoint(db: WebhookDb, endpointId: string, reason: 'gone' | 'failing'): Promise<void> {
-  const { numUpdatedRows } = await db
-    .updateTable('webhook_endpoints')
-    .set({ disabled_at: new Date(), disabled_reason: reason, updated_at: new Date() })
-    .where('id', '=', endpointId)
-    .where('disabled_at', 'is', null)
-    .executeTakeFirst();
-  if (numUpdatedRows > 0n) await endPendingDeliveries(db, endpointId);
+  // One statement: nobody sees the endpoint disabled with deliveries still pending.
+  await sql`
+    WITH e AS (
+      UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = ${reason}, updated_at = now()
+      WHERE id = ${endpointId} AND disabled_at IS NULL
+      RETURNING id
+    )
+    UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint_disabled', next_attempt_at = NULL
+    WHERE endpoint_id IN (SELECT id FROM e) AND status = 'pending'`.execute(db);
 }
 
 /** Endpoints failing without a success for `hours` are disabled (`failing`); one endpoint, or all. */

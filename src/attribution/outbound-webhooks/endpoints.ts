@@ -158,16 +158,18 @@ export class WebhookEndpoints {
     if (disabling) Object.assign(changes, { disabled_at: new Date(), disabled_reason: 'user' });
     if (Object.keys(changes).length === 0) return current;
     try {
-      const row = await this.db
-        .updateTable('webhook_endpoints')
-        .set({ ...changes, updated_at: new Date() })
-        .where('id', '=', id)
-        .where('brand_id', '=', brandId)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw notFound();
-      if (disabling) await endPendingDeliveries(this.db, id);
-      return row;
+      return await this.db.transaction().execute(async (tx) => {
+        const row = await tx
+          .updateTable('webhook_endpoints')
+          .set({ ...changes, updated_at: new Date() })
+          .where('id', '=', id)
+          .where('brand_id', '=', brandId)
+          .returningAll()
+          .executeTakeFirst();
+        if (!row) throw notFound();
+        if (disabling) await endPendingDeliveries(tx, id);
+        return row;
+      });
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('webhook_url_taken');
       throw err;
@@ -229,9 +231,11 @@ export class WebhookEndpoints {
     const changes = enabled
       ? { disabled_at: null, disabled_reason: null, failing_since: null }
       : { disabled_at: current.disabled_at ?? new Date(), disabled_reason: 'operator' as const };
-    const row = await this.db.updateTable('webhook_endpoints').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-    if (!enabled) await endPendingDeliveries(this.db, id);
-    return row;
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx.updateTable('webhook_endpoints').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+      if (!enabled) await endPendingDeliveries(tx, id);
+      return row;
+    });
   }
 
   /** The secrets that sign now, newest first (the previous one only inside its grace window). */
