@@ -75,26 +75,27 @@ export type Totals = { posts: number; views: number; likes: number; comments: nu
 export type Summary = Totals & { creators: number; engagement_rate: number };
 export type DailyTotals = Totals & { date: string };
 
-const SUMMARY: Record<Scope['attribution'], string> = {
-  upload_date: `
-    SELECT ${TOTALS}, uniqExactIf(creator_id, creator_id != '') AS creators
-    FROM (${COUNTED_PLACEMENTS.upload_date})`,
-  // Sums from the by_day projection; placements and creators from their active days.
-  view_date: `
-    SELECT c.posts AS posts, a.views AS views, a.likes AS likes, a.comments AS comments,
-           if(c.posts > 0 AND a.shares_known = 0, NULL, a.shares) AS shares, c.creators AS creators
-    FROM (
-        SELECT sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
-               sum(shares) AS shares, sum(shares_known) AS shares_known
-        FROM placement_activity
-        WHERE ${IN_SCOPE} AND date BETWEEN {start:Date} AND {end:Date}
-    ) AS a
-    CROSS JOIN (
-        SELECT count() AS posts, uniqExactIf(creator_id, creator_id != '') AS creators
-        FROM placement_totals FINAL
-        WHERE ${IN_SCOPE} AND ${ACTIVE_IN_RANGE}
-    ) AS c`,
-};
+const SUMMARY_UPLOAD_DATE = `
+    SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate FROM (
+        SELECT ${TOTALS}, uniqExactIf(creator_id, creator_id != '') AS creators
+        FROM (${COUNTED_PLACEMENTS.upload_date}))`;
+
+/**
+ * The view_date summary in two statements run side by side (embedded reads run on several
+ * connections): the sums from the by_day projection, placements and creators from their active days.
+ */
+const SUMMARY_VIEW_DATE_SUMS = `
+    SELECT sum(views) AS views, sum(likes) AS likes, sum(comments) AS comments,
+           sum(shares) AS shares, sum(shares_known) AS shares_known
+    FROM placement_activity
+    WHERE ${IN_SCOPE} AND date BETWEEN {start:Date} AND {end:Date}`;
+const SUMMARY_VIEW_DATE_COUNTS = `
+    SELECT count() AS posts, uniqExactIf(creator_id, creator_id != '') AS creators
+    FROM placement_totals FINAL
+    WHERE ${IN_SCOPE} AND ${ACTIVE_IN_RANGE}`;
+
+/** ENGAGEMENT_RATE for totals added up outside ClickHouse (the same Float64 arithmetic). */
+const engagementRate = (t: Totals) => (t.views === 0 ? 0 : (t.likes + t.comments + (t.shares ?? 0)) / t.views);
 
 /** Days with something counted; the caller fills in the others. */
 const DAILY: Record<Scope['attribution'], string> = {
@@ -219,9 +220,21 @@ export class DataQueries {
   }
 
   async summary(scope: Scope): Promise<Summary> {
-    const query = `SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate FROM (${SUMMARY[scope.attribution]})`;
-    const [row] = await this.wh.rows<Summary>(query, scopeParams(scope));
-    return row!;
+    const params = scopeParams(scope);
+    if (scope.attribution === 'upload_date') {
+      const [row] = await this.wh.rows<Summary>(SUMMARY_UPLOAD_DATE, params);
+      return row!;
+    }
+    type Sums = Omit<Totals, 'posts' | 'shares'> & { shares: number; shares_known: number };
+    const [[sums], [counts]] = await Promise.all([
+      this.wh.rows<Sums>(SUMMARY_VIEW_DATE_SUMS, params),
+      this.wh.rows<{ posts: number; creators: number }>(SUMMARY_VIEW_DATE_COUNTS, params),
+    ]);
+    const { views, likes, comments, shares, shares_known } = sums!;
+    const { posts, creators } = counts!;
+    // Shares are null only when every counted placement's are (no active day reported them).
+    const totals: Totals = { posts, views, likes, comments, shares: posts > 0 && shares_known === 0 ? null : shares };
+    return { ...totals, creators, engagement_rate: engagementRate(totals) };
   }
 
   /** Totals of the days in range that have any; days without are absent. */

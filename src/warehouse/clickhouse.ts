@@ -6,6 +6,7 @@ import { type ClickHouseClient, ClickHouseLogLevel, createClient } from '@clickh
 type ClientOptions = NonNullable<Parameters<typeof createClient>[0]>;
 import { createChdbConnection } from 'chdb/connection';
 import { waitForRelease } from '../wait-for-release';
+import { inlineParams } from './inline-params';
 
 /** Query parameters bound server-side with {name:Type} placeholders; never spliced into SQL. */
 export type QueryParams = Record<string, unknown>;
@@ -40,7 +41,15 @@ export type WarehouseOptions = {
   queryTimeoutMs?: number;
   /** Called once when the embedded directory is held by another process and opening waits for it (waitForRelease). */
   onDirectoryHeld?: () => void;
+  /** Embedded only: connections that serve `rows` and `stream` side by side (default READ_CONNECTIONS). */
+  readConnections?: number;
 };
+
+/**
+ * Embedded reads run on connections of their own, this many: a chDB connection runs one statement
+ * at a time, and two cores gain nothing past a few in flight (docs/reads.md, "Concurrent reads").
+ */
+export const READ_CONNECTIONS = 3;
 
 // Same JSON shapes from chDB and from a server: 64-bit integers as numbers. Any number of months
 // in one INSERT: a batch's event times span 1970-2099 and a snapshot history any years, and past
@@ -67,6 +76,17 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
     }
     await client.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
     await client.command({ query: `USE ${opts.database}` });
+    const readers: ClickHouseClient[] = [];
+    for (let i = 0; i < (opts.readConnections ?? READ_CONNECTIONS); i++) {
+      // Same directory, same process: chDB lets connections share it, each with its own session.
+      const reader = createClient({ connection: createChdbConnection({ path }) as unknown as ClientOptions['connection'] });
+      for (const [name, value] of Object.entries(settings)) {
+        await reader.command({ query: `SET ${name} = {value:String}`, query_params: { value: String(value) } });
+      }
+      await reader.command({ query: `USE ${opts.database}` });
+      readers.push(reader);
+    }
+    return warehouseOver(client, { database: opts.database, embedded, readers });
   } else {
     const bootstrap = createClient({ url: opts.url, log: quiet });
     await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${opts.database}` });
@@ -79,8 +99,27 @@ export async function createWarehouse(opts: WarehouseOptions): Promise<Warehouse
   return warehouseOver(client, { database: opts.database, embedded, queryTimeoutMs: embedded ? undefined : opts.queryTimeoutMs });
 }
 
-/** The Warehouse over an opened client: reads bounded by `queryTimeoutMs` when given. */
-export function warehouseOver(client: ClickHouseClient, opts: { database: string; embedded: boolean; queryTimeoutMs?: number }): Warehouse {
+/**
+ * The Warehouse over an opened client: reads bounded by `queryTimeoutMs` when given. With `readers`
+ * (embedded), `rows` and `stream` run on the least busy of them with their values written into the
+ * statement (inlineParams), and everything else on `client`.
+ */
+export function warehouseOver(
+  client: ClickHouseClient,
+  opts: { database: string; embedded: boolean; queryTimeoutMs?: number; readers?: ClickHouseClient[] },
+): Warehouse {
+  const pool = (opts.readers ?? []).map((reader) => ({ reader, busy: 0 }));
+  /** A read on the least busy reader (inlined values), or on `client` (bound values). */
+  const query = async (text: string, params: QueryParams | undefined, signal: AbortSignal | undefined) => {
+    if (pool.length === 0) return client.query({ query: text, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+    const slot = pool.reduce((a, b) => (b.busy < a.busy ? b : a));
+    slot.busy++;
+    try {
+      return await slot.reader.query({ query: inlineParams(text, params), format: 'JSONEachRow', abort_signal: signal });
+    } finally {
+      slot.busy--;
+    }
+  };
   // The read races a timer: past it the read fails as a store unavailable (ETIMEDOUT) and is aborted.
   const bounded = async <T>(read: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
     if (opts.queryTimeoutMs === undefined) return read(undefined);
@@ -103,17 +142,20 @@ export function warehouseOver(client: ClickHouseClient, opts: { database: string
     client,
     database: opts.database,
     embedded: opts.embedded,
-    rows<T>(query: string, params?: QueryParams) {
+    rows<T>(text: string, params?: QueryParams) {
       return bounded(async (signal) => {
-        const result = await client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal });
+        const result = await query(text, params, signal);
         // The client stops watching the signal once the answer starts: a body that stalls is closed here.
         signal?.addEventListener('abort', () => result.close(), { once: true });
-        return result.json<T>();
+        return parseEachRow<T>(await result.text());
       });
     },
-    async stream<T>(query: string, params?: QueryParams) {
-      const result = await bounded((signal) => client.query({ query, query_params: params, format: 'JSONEachRow', abort_signal: signal }));
+    async stream<T>(text: string, params?: QueryParams) {
+      const result = await bounded((signal) => query(text, params, signal));
+      // chDB hands over a result only once complete: parse it whole, as rows does.
+      const whole = pool.length > 0 ? parseEachRow<T>(await result.text()) : undefined;
       return (async function* () {
+        if (whole) return yield* whole;
         for await (const rows of result.stream()) {
           for (const row of rows) yield row.json<T>();
         }
@@ -136,9 +178,19 @@ export function warehouseOver(client: ClickHouseClient, opts: { database: string
       return res.success;
     },
     async close() {
+      await Promise.all(pool.map(({ reader }) => reader.close()));
       await client.close();
     },
   };
+}
+
+/**
+ * JSONEachRow text as rows, in one JSON.parse: the client's own row-by-row parsing costs about
+ * 10 µs a row, 4 ms of CPU for a year of daily rows (docs/benchmarks.md, "Reads").
+ */
+function parseEachRow<T>(text: string): T[] {
+  const body = text.trimEnd();
+  return body === '' ? [] : (JSON.parse(`[${body.replaceAll('\n', ',')}]`) as T[]);
 }
 
 /** The embedded connection, once no other process holds the directory (see waitForRelease). */
