@@ -68,11 +68,25 @@ function response(status: string, answer: Answer) {
   return { description: answer.description ?? `HTTP ${status}`, content: { 'application/json': { schema: jsonSchema(answer, 'output') } } };
 }
 
+/**
+ * A route without its own operationId gets one from its method and path (`GET /attribution/links/{id}`
+ * is `getAttributionLinksById`), so generated clients name every call; the API's own prefix is left out.
+ */
+function defaultOperationId(method: string, url: string): string {
+  const words = url
+    .split(/[/-]/)
+    .filter((w) => w && !['api', 'client', 'internal', 'v1', 'public'].includes(w))
+    .map((w) => (w.startsWith('{') ? `by_${w.slice(1, -1)}` : w).replace(/\W/g, '_'))
+    .flatMap((w) => w.split('_'))
+    .filter(Boolean);
+  return method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: documents describe routes of any context.
-function operation(r: Route<any>, hidden: string[], shared: Record<number, Answer>) {
+function operation(r: Route<any>, hidden: string[], shared: Record<number, Answer>, url: string) {
   const responses = { ...shared, ...r.responses };
   return {
-    ...(r.operationId ? { operationId: r.operationId } : {}),
+    operationId: r.operationId ?? defaultOperationId(r.method, url),
     summary: r.summary,
     ...(r.public ? { security: [] } : {}),
     parameters: [...parameters(r.params, 'path', hidden), ...parameters(r.query, 'query', hidden)],
@@ -110,7 +124,7 @@ export function openApiDocument(spec: DocumentSpec) {
     for (const r of routes) {
       const url = prefix + r.path.replace(/:(\w+)/g, '{$1}');
       const shared = r.operationId === DOCUMENT_OPERATION ? {} : (spec.sharedResponses?.(r) ?? {});
-      paths[url] = { ...paths[url], [r.method.toLowerCase()]: operation(r, spec.hiddenParameters ?? [], shared) };
+      paths[url] = { ...paths[url], [r.method.toLowerCase()]: operation(r, spec.hiddenParameters ?? [], shared, url) };
     }
   }
   // A copy: the examples go into it, never into schemas the routes share.

@@ -81,6 +81,10 @@ describe.each(Object.entries(DOCUMENTS))('%s document', (name, url) => {
     expect(seriousme.valid).toBe(true);
     const readme = await readmeValidate(structuredClone(doc) as never);
     expect(readme.valid, readme.valid ? '' : compileErrors(readme)).toBe(true);
+    // Client generators name each call by its operationId: every operation has one of its own.
+    const ids = operations(doc).map(({ op }) => op.operationId);
+    expect(ids.filter((id) => !id)).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('gives every value an example that its own schema accepts, and no bound of ±(2^53 - 1)', async () => {
