@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { BoundedMap } from '../bounded-map';
 import type { Db } from '../db/database';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { bearerToken, sha256 } from '../secrets';
 
 /** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (SPEC 5). */
@@ -38,11 +38,11 @@ export class ApiKeys {
    * after `wrongKey` has counted an unknown or revoked one (guessing is limited per client IP).
    */
   async brandIdFor(key: string | undefined, wrongKey?: () => Promise<unknown>): Promise<string> {
-    if (!key) throw new HttpError(401, { error: 'missing_api_key' });
+    if (!key) throw refuse(401, 'missing_api_key');
     const brandId = await this.lookup(sha256(key));
     if (!brandId) {
       await wrongKey?.().catch(() => {});
-      throw new HttpError(401, { error: 'invalid_api_key' });
+      throw refuse(401, 'invalid_api_key');
     }
     return brandId;
   }

@@ -1,5 +1,5 @@
 import { isStorableText } from '../storable-text';
-import { invalidParameter } from '../http/query';
+import { invalidParameter } from '../refusal';
 import { SORTS, type Sort } from './params';
 import type { PostCursor } from './queries';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { invalidParameter, rangeFields, resolveRange } from '../http/query';
+import { rangeFields, resolveRange } from '../http/query';
+import { invalidParameter } from '../refusal';
 import { integerParam } from '../integer-param';
 import { PLATFORMS, type Platform, platformSchema } from '../platforms';
 

@@ -3,7 +3,7 @@ import { BoundedMap } from '../bounded-map';
 import type { RecordChanges } from '../db/record-changes';
 import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { todayUtc } from '../http/query';
 import { enforceRateLimit, type RateLimiter, refuseWhenSpent } from '../http/rate-limit';
 import type { Warehouse } from '../warehouse/clickhouse';
@@ -59,7 +59,7 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
     const found = await brands.get(brandId);
-    if (!found) throw new HttpError(401, { error: 'invalid_api_key' });
+    if (!found) throw refuse(401, 'invalid_api_key');
     return { ...found, queries, answers, version };
   };
 }

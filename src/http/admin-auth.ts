@@ -1,7 +1,7 @@
 import { createSigner, createVerifier } from 'fast-jwt';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bearerToken } from '../secrets';
-import { HttpError } from './errors';
+import { refuse } from '../refusal';
 
 /** Admin JWTs (CONTRACT 3): HS256, claim user_typ "svc", one hour. */
 export function signAdminToken(secret: string, subject = 'operator'): string {
@@ -36,15 +36,15 @@ function boundedLifetime(claims: AdminClaims): boolean {
 export function adminTokenVerifier(secret: string) {
   const verify = createVerifier({ key: secret, algorithms: ['HS256'], cache: 1000 });
   return function verifyAdminToken(token: string | null | undefined): AdminClaims {
-    if (!token) throw new HttpError(401, { error: 'unauthorized' });
+    if (!token) throw refuse(401, 'unauthorized');
     let claims: AdminClaims;
     try {
       claims = verify(token) as AdminClaims;
     } catch {
-      throw new HttpError(401, { error: 'unauthorized' });
+      throw refuse(401, 'unauthorized');
     }
-    if (!boundedLifetime(claims)) throw new HttpError(401, { error: 'unauthorized' });
-    if (claims.user_typ !== 'svc') throw new HttpError(403, { error: 'forbidden' });
+    if (!boundedLifetime(claims)) throw refuse(401, 'unauthorized');
+    if (claims.user_typ !== 'svc') throw refuse(403, 'forbidden');
     return claims;
   };
 }

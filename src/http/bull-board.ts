@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FactQueues } from '../queues/queues';
 import { bearerToken } from '../secrets';
 import { adminTokenVerifier } from './admin-auth';
-import { HttpError } from './errors';
+import { Refusal } from '../refusal';
 import { originOf, ownOrigin } from './same-origin';
 
 const BASE = '/admin/queues';
@@ -60,7 +60,7 @@ export async function bullBoardRoutes(
         try {
           verifyAdminToken(token);
         } catch (err) {
-          if (!(err instanceof HttpError)) throw err;
+          if (!(err instanceof Refusal)) throw err;
           if (err.status === 401 && acceptsHtml(req)) return reply.status(401).type('text/html; charset=utf-8').send(SIGN_IN_PAGE);
           return reply.status(err.status).send(err.body);
         }

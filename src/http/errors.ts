@@ -1,22 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { type core, config, ZodError } from 'zod';
+import { invalidBody, Refusal, refuse } from '../refusal';
 import { RepeatedLog } from '../repeated-log';
-
-/** An error answered as `status` with a JSON body, e.g. `{"error":"not_found"}`. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Record<string, unknown>,
-  ) {
-    super(String(body.error ?? status));
-  }
-}
-
-export const notFound = () => new HttpError(404, { error: 'not_found' });
-
-/** A request body that cannot be read at all: 422 invalid_request (CONTRACT 4 and 8), `code` naming why. */
-export const invalidBody = (message: string, code: string) =>
-  new HttpError(422, { error: 'invalid_request', details: [{ path: '', message, code }] });
 
 /** Zod v4's structured issue fields a 422 passes on, so clients need not parse the English message. */
 const ISSUE_FIELDS = ['expected', 'origin', 'minimum', 'maximum', 'inclusive', 'exact', 'values', 'keys', 'format', 'divisor'] as const;
@@ -54,28 +39,28 @@ function absent(i: core.$ZodIssueInvalidType): boolean {
 }
 
 /**
- * What every error is answered with: HttpError its own body; zod failures and bodies Fastify
+ * What every error is answered with: a Refusal its own status and body; zod failures and bodies Fastify
  * refuses 422 invalid_request (CONTRACT 4 and 8); Fastify's other client errors keep their status;
  * the rest is a logged 500.
  */
-function errorAnswer(err: FastifyError | Error, req: FastifyRequest): HttpError {
-  if (err instanceof HttpError) return err;
-  if (err instanceof ZodError) return new HttpError(422, { error: 'invalid_request', details: zodDetails(err) });
+function errorAnswer(err: FastifyError | Error, req: FastifyRequest): Refusal {
+  if (err instanceof Refusal) return err;
+  if (err instanceof ZodError) return refuse(422, 'invalid_request', { details: zodDetails(err) });
   const fe = err as FastifyError;
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new HttpError(413, { error: 'payload_too_large' });
-  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new HttpError(415, { error: 'unsupported_media_type' });
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return refuse(413, 'payload_too_large');
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return refuse(415, 'unsupported_media_type');
   if (fe.statusCode === 400) {
     const notJson = fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY';
     return notJson ? invalidBody('the body is not valid JSON', 'invalid_json') : invalidBody(fe.message, 'bad_request');
   }
-  if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) return new HttpError(fe.statusCode, { error: 'bad_request', message: fe.message });
+  if (fe.statusCode && fe.statusCode > 400 && fe.statusCode < 500) return refuse(fe.statusCode, 'bad_request', { message: fe.message });
   if (storeUnavailable(err)) {
     unavailableLog ??= new RepeatedLog(req.server.log, 'warn', 'a store is down or hung: answered 503 unavailable', { countField: 'requests' });
     unavailableLog.report({ err: err.message, route: req.routeOptions.url });
-    return new HttpError(503, { error: 'unavailable' });
+    return refuse(503, 'unavailable');
   }
   req.log.error({ err }, 'unhandled error');
-  return new HttpError(500, { error: 'internal_error' });
+  return refuse(500, 'internal_error');
 }
 
 let unavailableLog: RepeatedLog | undefined;

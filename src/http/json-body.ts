@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest, preParsingHookHandler } from 'fastify';
-import { HttpError, invalidBody } from './errors';
+import { invalidBody, refuse } from '../refusal';
 import { isStorableValue } from '../storable-text';
 
 /**
@@ -35,7 +35,7 @@ export function jsonBodyParser(app: FastifyInstance) {
  */
 export const refuseContentEncoding: preParsingHookHandler = (req, _reply, payload, done) => {
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && hasBody(req) && !isIdentity(encoding)) done(new HttpError(415, { error: 'unsupported_media_type' }));
+  if (encoding !== undefined && hasBody(req) && !isIdentity(encoding)) done(refuse(415, 'unsupported_media_type'));
   else done(null, payload);
 };
 

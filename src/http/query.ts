@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HttpError } from './errors';
+import { invalidParameter } from '../refusal';
 
 /**
  * Query-string plumbing shared by the Data API and the portal (CONTRACT 5): parsing into
@@ -32,8 +32,6 @@ export const rangeFields = (periodDescription: string) => ({
   period: z.enum(PERIODS).optional().describe(periodDescription),
 });
 
-export const invalidParameter = (param: string, message: string) =>
-  new HttpError(400, { error: 'invalid_parameter', param, message });
 
 /** Validates a query string; the first problem becomes 400 invalid_parameter naming its parameter. */
 export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.output<S> {

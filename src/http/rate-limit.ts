@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { addressKey } from '../client-address';
 import type { Config } from '../config';
 import { keyedHash } from '../secrets';
-import { HttpError } from './errors';
+import { refuse } from '../refusal';
 
 /**
  * What a limit counts (docs/hardening.md): Data API requests per API key, public requests per client
@@ -255,5 +255,5 @@ function showRateLimit(reply: FastifyReply, fresh: RateLimitAnswer | null): void
   reply.header('ratelimit-limit', shown.limit).header('ratelimit-remaining', shown.remaining).header('ratelimit-reset', shown.resetSeconds);
   if (refused.length === 0) return;
   reply.header('retry-after', Math.max(...refused.map((a) => a.resetSeconds)));
-  throw new HttpError(429, { error: 'rate_limited' });
+  throw refuse(429, 'rate_limited');
 }

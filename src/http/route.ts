@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { Refusal, type RefusalKind } from '../refusal';
-import { HttpError, notFound } from './errors';
+import { invalidParameter, notFound } from '../refusal';
 import { notDecimalDigits } from '../integer-param';
-import { invalidParameter, parseQuery } from './query';
+import { parseQuery } from './query';
 
 /**
  * One description of an endpoint for every API (Data API, portal, internal, public): what it
@@ -64,16 +63,6 @@ export function route<C = void, P extends z.ZodObject | undefined = undefined, Q
   return r as Route<C>;
 }
 
-const REFUSAL_STATUS: Record<RefusalKind, number> = { invalid: 422, not_found: 404, forbidden: 403, conflict: 409 };
-
-/** A domain refusal as the HTTP answer CONTRACT gives it. */
-export function refusalAnswer(err: Refusal): HttpError {
-  const body: Record<string, unknown> = { error: err.code };
-  // Other 422 codes (invalid_domain) are the whole answer: only invalid_request names fields.
-  if (err.kind === 'invalid' && err.code === 'invalid_request') body.details = err.details;
-  return new HttpError(REFUSAL_STATUS[err.kind], body);
-}
-
 export type MountOptions<C> = {
   /** Runs before any input is read (authentication, what every handler shares): the handlers' context. */
   context?(req: FastifyRequest, reply: FastifyReply, route: Route<C>): Promise<C> | C;
@@ -96,12 +85,7 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
       ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
       config: { writesRecords: r.writesRecords === true },
       handler: async (req, reply) => {
-        let out: unknown;
-        try {
-          out = await run(r, opts, req, reply, ok);
-        } catch (err) {
-          throw err instanceof Refusal ? refusalAnswer(err) : err;
-        }
+        const out = await run(r, opts, req, reply, ok);
         if (reply.sent) return reply;
         return out === undefined ? reply.send() : out;
       },

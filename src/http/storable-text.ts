@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isStorableText, isStorableValue } from '../storable-text';
-import { HttpError } from './errors';
+import { type Refusal, refuse } from '../refusal';
 
 /** The 404 code of a path id by namespace: SPEC 7 names the webhook's; elsewhere CONTRACT 8's. */
 const notFoundCode = (url: string) => (url.startsWith('/api/webhooks/') ? 'unknown_connection' : 'not_found');
@@ -14,12 +14,12 @@ export function refuseUnstorableText(req: FastifyRequest, _reply: FastifyReply, 
   done(unstorableRefusal(req));
 }
 
-function unstorableRefusal(req: FastifyRequest): HttpError | undefined {
+function unstorableRefusal(req: FastifyRequest): Refusal | undefined {
   const params = (req.params ?? {}) as Record<string, unknown>;
-  if (!isStorableValue(params)) return new HttpError(404, { error: notFoundCode(req.url) });
+  if (!isStorableValue(params)) return refuse(404, notFoundCode(req.url));
   for (const [param, value] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
     if (!isStorableText(param) || !isStorableValue(value)) {
-      return new HttpError(400, { error: 'invalid_parameter', param, message: 'text may not hold NUL or a lone UTF-16 surrogate' });
+      return refuse(400, 'invalid_parameter', { param, message: 'text may not hold NUL or a lone UTF-16 surrogate' });
     }
   }
   return undefined;

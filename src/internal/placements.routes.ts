@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { HttpError } from '../http/errors';
 import { route } from '../http/route';
+import { invalidRequest } from '../refusal';
 import type { InternalDeps } from './deps';
 import {
   PlacementOwnerConflict,
@@ -22,10 +22,7 @@ const snapshotsBody = z.object({ snapshots: z.array(snapshotSchema).min(1).max(M
 
 /** 422 invalid_request naming the refused items (the first 50). */
 const refused = (problems: ReferenceProblem[]) =>
-  new HttpError(422, {
-    error: 'invalid_request',
-    details: problems.slice(0, 50).map((p) => ({ path: `placements.${p.index}.${p.field}`, message: p.message })),
-  });
+  invalidRequest(problems.slice(0, 50).map((p) => ({ path: `placements.${p.index}.${p.field}`, message: p.message })));
 
 const accepted = z.object({ accepted: z.number().int().describe('Items queued') }).describe('Queued: visible to reads once written');
 

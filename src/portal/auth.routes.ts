@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../db/database';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { route } from '../http/route';
 import { hashPassword, passwordNeedsRehash, unmatchableHash, verifyPassword } from '../secrets';
 import { sessionNames, setPasswordHash, userByEmail } from './auth.queries';
@@ -50,7 +50,7 @@ export const authRoutes = ({ db, sessions, secureCookie }: { db: Db; sessions: P
       if (!user || !ok) {
         // The 401 stands even if Redis fails here: the attempt is already counted.
         await limits.failed(req).catch(() => {});
-        throw new HttpError(401, { error: 'invalid_credentials' });
+        throw refuse(401, 'invalid_credentials');
       }
       await limits.giveBack(req);
       // A hash made with older, cheaper parameters is made again now that the password is known.

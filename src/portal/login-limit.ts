@@ -2,7 +2,7 @@ import rateLimit, { type FastifyRateLimitStore } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { addressKey } from '../client-address';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { keyedHash } from '../secrets';
 
 /**
@@ -73,7 +73,7 @@ export async function loginLimits(app: FastifyInstance, redis: Redis, keyPrefix:
       // A refused login checked no password: it costs nothing.
       await giveBackAll(req);
       reply.header('retry-after', Math.max(...spent.map((r) => (r.isAllowed ? 0 : r.ttlInSeconds)), 1));
-      throw new HttpError(429, { error: 'rate_limited' });
+      throw refuse(429, 'rate_limited');
     },
     async giveBack(req) {
       await giveBackAll(req);

@@ -3,7 +3,7 @@ import { BoundedMap } from '../bounded-map';
 import { EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
 import type { RecordChanges } from '../db/record-changes';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { originOf, ownOrigin } from '../http/same-origin';
 import { newId, newToken, sha256 } from '../secrets';
 
@@ -130,7 +130,7 @@ export function portalSessionGuard(sessions: PortalSessions) {
   return async function requirePortalSession(req: FastifyRequest) {
     const token = req.cookies[SESSION_COOKIE];
     const session = token ? await sessions.byToken(token) : undefined;
-    if (!session) throw new HttpError(401, { error: 'unauthorized' });
+    if (!session) throw refuse(401, 'unauthorized');
     req.portal = session;
   };
 }
@@ -160,14 +160,14 @@ export function sameOriginGuard(publicBaseUrl: string) {
     if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
     const origin = req.headers.origin;
     if (origin !== undefined && !isOwn(req, origin)) {
-      throw new HttpError(403, { error: 'forbidden_origin' });
+      throw refuse(403, 'forbidden_origin');
     }
     if (origin === undefined && req.headers['sec-fetch-site'] === 'cross-site') {
-      throw new HttpError(403, { error: 'forbidden_origin' });
+      throw refuse(403, 'forbidden_origin');
     }
     // Login carries no session: its guesses are limited apart (./login-limit.ts).
     if (origin === undefined && req.cookies?.[SESSION_COOKIE] !== undefined && !isOwn(req, originOf(req.headers.referer))) {
-      throw new HttpError(403, { error: 'forbidden_origin' });
+      throw refuse(403, 'forbidden_origin');
     }
   };
 }

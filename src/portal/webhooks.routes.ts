@@ -5,7 +5,7 @@ import { DEFAULT_GRACE_SECONDS, endpointItem } from '../attribution/outbound-web
 import type { WebhookServices } from '../attribution/outbound-webhooks/service';
 import { DELIVERY_ERRORS, EVENT_DESCRIPTIONS, EVENT_TYPES } from '../attribution/outbound-webhooks/tables';
 import { pageParams } from '../attribution/reporting/paging';
-import { HttpError } from '../http/errors';
+import { refuse } from '../refusal';
 import { route } from '../http/route';
 import { errorSchema, pagination, readErrors } from './schemas';
 
@@ -86,7 +86,7 @@ async function checkingUrl<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof UrlRefused) throw new HttpError(422, { error: 'invalid_url', reason: err.reason });
+    if (err instanceof UrlRefused) throw refuse(422, 'invalid_url', { reason: err.reason });
     throw err;
   }
 }

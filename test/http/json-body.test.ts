@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookRejection } from '../../src/attribution/webhooks/connector';
+import { Refusal } from '../../src/refusal';
 import { parseJson, parseJsonKeepingBigIntegers } from '../../src/attribution/webhooks/mapping';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
@@ -132,8 +132,8 @@ describe('JSON bodies', () => {
   it('billing webhooks read a body that is not UTF-8 as unparseable (422), never as U+FFFD text', () => {
     const bad = Buffer.concat([Buffer.from('{"app_user_id":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     for (const parse of [parseJson, parseJsonKeepingBigIntegers]) {
-      expect(() => parse(bad)).toThrow(WebhookRejection);
-      expect(() => parse(bad)).toThrow(expect.objectContaining({ status: 422, reason: 'unparseable_payload' }));
+      expect(() => parse(bad)).toThrow(Refusal);
+      expect(() => parse(bad)).toThrow(expect.objectContaining({ status: 422, code: 'unparseable_payload' }));
       expect(parse(Buffer.from('{"name":"Café"}'))).toEqual({ name: 'Café' });
     }
   });

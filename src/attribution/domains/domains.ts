@@ -5,7 +5,7 @@ import type { Database, DnsRecord, DomainsTable } from '../../db/schema';
 import type { ChangeFeed } from '../../db/change-feed';
 import type { Db } from '../../db/database';
 import type { Logger } from '../../logger';
-import { conflict, invalidRequest, notFound, Refusal } from '../../refusal';
+import { conflict, invalidRequest, notFound, refuse } from '../../refusal';
 import { newId } from '../../secrets';
 import { toPage } from '../reporting/paging';
 import { claimableHostname, normalizeHostname, serviceHostname } from './hostname';
@@ -128,7 +128,7 @@ export async function registerDomain(
 ): Promise<DomainRow> {
   const normalized = normalizeHostname(hostname);
   if (registrar === 'portal' && (!normalized || !claimableHostname(normalized, publicBaseUrl, reservedHostnames))) {
-    throw new Refusal('invalid', 'invalid_domain');
+    throw refuse(422, 'invalid_domain');
   }
   if (!normalized) throw invalidRequest([{ path: 'hostname', message: 'not a valid host name' }]);
   // The service's own host is taken by its API: as a domain it would turn every request into a visit.

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../http/errors';
+import { notFound } from '../../refusal';
 import { sha256 } from '../../secrets';
 import { PIXEL_VERSION } from './snippet';
 

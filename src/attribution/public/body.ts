@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { HttpError } from '../../http/errors';
 import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../../recordable-time';
+import { refuse } from '../../refusal';
 
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -13,8 +13,6 @@ export const publicErrors = {
   429: errorSchema('rate_limited, with Retry-After'),
 };
 
-/** Public attribution refusals answer `{"error":"<code>"}` (SPEC 7). */
-export const refuse = (status: number, code: string) => new HttpError(status, { error: code });
 
 /** A body that is not a JSON object is `invalid_request`. */
 export function bodyObject(body: unknown): Record<string, unknown> {

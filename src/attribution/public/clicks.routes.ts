@@ -5,7 +5,8 @@ import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
 import { isBotVisit } from '../clicks/bots';
-import { bodyObject, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors, refuse } from './body';
+import { bodyObject, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
 const clickBody = z.object({

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { EVENT_TYPES, MAX_LEDGER_AMOUNT, MAX_TRANSACTION_ID, RefundRefused, toCurrency } from '../ledger/types';
-import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, publicErrors, refuse } from './body';
+import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, publicErrors } from './body';
+import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
 /** A finite number; numeric text is accepted from web pixels. Bounds are checked once converted (eventAmount). */

@@ -4,7 +4,8 @@ import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
 import { keptInstallId } from '../installs/record';
 import { type LinkOpens, openedAddress } from '../links/opens';
-import { bodyObject, parseFields, PUBLIC_BODY_LIMIT, publicErrors, refuse } from './body';
+import { bodyObject, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
 const openBody = z.object({

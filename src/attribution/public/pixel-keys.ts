@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database';
 import { Memo } from '../links/memo';
-import { refuse } from './body';
+import { refuse } from '../../refusal';
 
 export type PixelBrand = { id: string; name: string };
 

@@ -1,10 +1,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import type { LedgerDraft, LedgerEventType, Provider } from '../ledger/types';
+import { refuse } from '../../refusal';
 
 /**
  * The one interface every billing-provider connector implements (PROVIDERS.md section 0), called
- * by ./routes.ts as authenticate → parse → map. A refusing step throws a WebhookRejection: 401 from
+ * by ./routes.ts as authenticate → parse → map. A refusing step throws a Refusal (unauthenticated, unparseable): 401 from
  * `authenticate`, 422 from `parse` or `map` (a known event type whose fields cannot be read).
  */
 export interface Connector<Settings = unknown, Verified = unknown, Event = unknown> {
@@ -33,18 +34,9 @@ export type ConnectionCredentials<Settings> = {
   settings: Settings;
 };
 
-/** A refusal. `reason` is short, never holds a secret, and becomes the connection's last_error. */
-export class WebhookRejection extends Error {
-  constructor(
-    readonly status: 401 | 422,
-    readonly reason: string,
-  ) {
-    super(reason);
-  }
-}
-
-export const unauthenticated = (reason: string) => new WebhookRejection(401, reason);
-export const unparseable = (reason = 'unparseable_payload') => new WebhookRejection(422, reason);
+/** A connector's refusal (a Refusal, src/refusal.ts): its code is short, never holds a secret, and becomes the connection's last_error. */
+export const unauthenticated = (reason: string) => refuse(401, reason);
+export const unparseable = (reason = 'unparseable_payload') => refuse(422, reason);
 
 /** What a connector may ask about the brand while mapping. */
 export type MapContext<Settings> = {

@@ -6,7 +6,8 @@ import type { Db } from '../../db/database';
 import { isStorableValue } from '../../storable-text';
 import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
 import { Connections } from './connections';
-import { type Delivery, type Mapped, unparseable, WebhookRejection } from './connector';
+import { Refusal } from '../../refusal';
+import { type Delivery, type Mapped, unparseable } from './connector';
 import { BrandLedgerView } from './map-context';
 import { createConnectors } from './providers';
 
@@ -62,10 +63,10 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
       // A row the ledger cannot store (date, amount) fails the whole delivery as unparseable, before anything is recorded.
       if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
     } catch (err) {
-      if (!(err instanceof WebhookRejection)) throw err;
-      await connections.recordDelivery(connection.id, { ok: false, reason: err.reason });
-      req.log.warn({ provider, connection: connection.id, reason: err.reason }, 'billing webhook refused');
-      return reply.status(err.status).send({ error: err.reason });
+      if (!(err instanceof Refusal)) throw err;
+      await connections.recordDelivery(connection.id, { ok: false, reason: err.code });
+      req.log.warn({ provider, connection: connection.id, reason: err.code }, 'billing webhook refused');
+      return reply.status(err.status).send({ error: err.code });
     }
 
     // 5. Record each row through the ledger; duplicates count as ignored.

@@ -17,8 +17,8 @@ import {
   mapByType,
   rows,
   unauthenticated,
-  WebhookRejection,
 } from '../connector';
+import { Refusal } from '../../../refusal';
 import { amountFor, money, optionalKey, parseJson, read, refundTargets, transactionKey, uuidOrNull } from '../mapping';
 
 /**
@@ -94,7 +94,7 @@ export function appleConnector(roots: Buffer[]): Connector<Settings, Verified, A
         peek(signedTransaction, roots);
         return { notification: decoded, transaction: await verifier.verifyAndDecodeTransaction(signedTransaction) };
       } catch (err) {
-        throw err instanceof WebhookRejection ? err : unauthenticated(rejectionReason(err));
+        throw err instanceof Refusal ? err : unauthenticated(rejectionReason(err));
       }
     },
 
