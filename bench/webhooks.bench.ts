@@ -210,6 +210,10 @@ const bench: Bench = async (emit, filter) => {
       const ids = new Set(got.map((r) => JSON.parse(r.body).id as string));
       const lags = got.map((r) => r.at - Date.parse(JSON.parse(r.body).timestamp as string));
       const p99 = (xs: number[]) => round(percentile(xs, 99), 1);
+      // Where the lag is: from recording to the delivery's creation (ingestion into ClickHouse, then the fan-out).
+      const { rows: fanout } = await sql<{ ms: number }>`
+        SELECT extract(epoch FROM created_at - fact_recorded_at)::float8 * 1000 AS ms FROM webhook_deliveries WHERE NOT test AND payload LIKE '%"sale.created"%'`.execute(running.db);
+      const fanoutMs = fanout.map((r) => Number(r.ms));
       emit({
         name: 'webhooks-lag',
         events_per_s: RATE,
@@ -219,6 +223,8 @@ const bench: Bench = async (emit, filter) => {
         received: got.length,
         lag_p50_ms: round(percentile(lags, 50), 1),
         lag_p99_ms: p99(lags),
+        fanout_lag_p50_ms: round(percentile(fanoutMs, 50), 1),
+        fanout_lag_p99_ms: p99(fanoutMs),
         target_lag_p99_ms: 1500,
         ingestion_p99_ms: p99(withEndpoints),
         baseline: { ingestion_p99_ms: p99(without) },
