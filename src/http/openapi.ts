@@ -141,7 +141,24 @@ export function openApiDocument(spec: DocumentSpec) {
     },
   });
   withExamples(document);
+  codeSpans(document);
   return document;
+}
+
+/** A placeholder such as `<key>` or `invalid_<field>` (outside a code span), as Markdown would take it: for an HTML tag. */
+const PLACEHOLDER = /[^\s`(]*<[a-z][\w -]*>[^\s`),;]*/gi;
+
+/** Descriptions are Markdown (Swagger UI drops `<key>` as an unknown tag): placeholders go into code spans. */
+function codeSpans(node: unknown): void {
+  if (!node || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node)) {
+    if ((key === 'description' || key === 'summary') && typeof value === 'string') {
+      (node as Record<string, unknown>)[key] = value
+        .split('`')
+        .map((part, i) => (i % 2 ? part : part.replace(PLACEHOLDER, (m) => `\`${m}\``)))
+        .join('`');
+    } else codeSpans(value);
+  }
 }
 
 const DOCUMENT_OPERATION = 'openapi';

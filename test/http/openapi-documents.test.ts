@@ -81,6 +81,13 @@ describe.each(Object.entries(DOCUMENTS))('%s document', (name, url) => {
     expect(seriousme.valid).toBe(true);
     const readme = await readmeValidate(structuredClone(doc) as never);
     expect(readme.valid, readme.valid ? '' : compileErrors(readme)).toBe(true);
+    // Descriptions are Markdown: a placeholder such as <key> outside a code span would be dropped as a tag.
+    const prose: string[] = [];
+    JSON.stringify(doc, (key, value) => {
+      if ((key === 'description' || key === 'summary') && typeof value === 'string') prose.push(value);
+      return value;
+    });
+    expect(prose.filter((text) => text.split('`').some((part, i) => i % 2 === 0 && /<[a-z]/i.test(part)))).toEqual([]);
     // Client generators name each call by its operationId: every operation has one of its own.
     const ids = operations(doc).map(({ op }) => op.operationId);
     expect(ids.filter((id) => !id)).toEqual([]);
