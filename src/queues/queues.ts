@@ -29,26 +29,23 @@ function factJob(kind: FactKind, data: FactJobData) {
 }
 
 /**
- * Adds are group-committed per kind (while one is on its way to Redis the next gathers rows), and
- * each kind first gathers a little: outbox kinds 100 ms (answered before their add, so only the
- * ingestion lag grows, against the workers' 500 ms gathering); clicks, whose answers wait, 1 ms
- * while traffic is light and 5 ms once busy: a job's Redis and worker cost is mostly per job.
+ * Adds are group-committed per kind: a kind's rows leave as soon as its previous add is back from
+ * Redis, and rows arriving meanwhile go together in the next job. Clicks, whose answers wait for
+ * their add, leave at once when nothing is in flight (no window: docs/benchmarks.md, "Changes
+ * measured"); outbox kinds (answered before their add) first gather 100 ms, against the workers' 500 ms.
  */
-const LINGER: Record<FactKind, { ms: number; busyMs?: number }> = {
-  clicks: { ms: 1, busyMs: 5 },
-  placements: { ms: 0 },
-  placement_metrics: { ms: 0 },
-  installs: { ms: 100 },
-  ledger: { ms: 100 },
-  creators: { ms: 100 },
+const LINGER_MS: Record<FactKind, number> = {
+  clicks: 0,
+  placements: 0,
+  placement_metrics: 0,
+  installs: 100,
+  ledger: 100,
+  creators: 100,
 };
-/** A kind is busy once its previous job held this many rows. */
-export const BUSY_ROWS = 8;
 
-/** How long a kind's next rows gather, given how many rows its previous job held (busy clicks: a fifth less CPU a click, docs/benchmarks.md). */
-export function lingerMs(kind: FactKind, previousJobRows: number): number {
-  const { ms, busyMs } = LINGER[kind];
-  return busyMs !== undefined && previousJobRows >= BUSY_ROWS ? busyMs : ms;
+/** How long a kind's rows gather before they may leave; 0: the rest of this event-loop turn only. */
+export function lingerMs(kind: FactKind): number {
+  return LINGER_MS[kind];
 }
 const MAX_ROWS_PER_JOB = 2000;
 
@@ -66,8 +63,6 @@ export class FactQueues<Rows extends RowsByKind = RowsByKind> {
   /** Kinds whose add is on its way to Redis: the next waits for it. */
   private adding = new Set<FactKind>();
   private inFlight = new Set<Promise<unknown>>();
-  /** Rows of each kind's previous gathered job, which sets how long the next gathers. */
-  private previousJobRows = new Map<FactKind, number>();
 
   constructor(
     private readonly connection: Redis,
@@ -104,7 +99,7 @@ export class FactQueues<Rows extends RowsByKind = RowsByKind> {
           gathered.lingering = false;
           this.flushWhenFree(kind);
         };
-        const ms = lingerMs(kind, this.previousJobRows.get(kind) ?? 0);
+        const ms = lingerMs(kind);
         // unref: a gathering never holds the process open; drain() flushes it on shutdown.
         if (ms > 0) setTimeout(linger, ms).unref();
         else setImmediate(linger);
@@ -125,7 +120,6 @@ export class FactQueues<Rows extends RowsByKind = RowsByKind> {
     const p = this.pending.get(kind);
     if (!p) return;
     this.pending.delete(kind);
-    this.previousJobRows.set(kind, p.rows.length);
     this.adding.add(kind);
     this.track(
       this.addJobs(kind, p.rows)

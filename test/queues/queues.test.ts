@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { BUSY_ROWS, FactQueues, lingerMs } from '../../src/queues/queues';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { FactQueues, lingerMs } from '../../src/queues/queues';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { isolatedEnv, sleep } from '../helpers/harness';
 import { testRedisUrl } from '../helpers/test-redis';
@@ -25,13 +25,31 @@ describe('FactQueues gathering', () => {
     await queues?.close();
   });
 
-  it('lingers 1 ms for clicks while they come alone, 5 ms once a job held 8 rows; outbox kinds always 100 ms', () => {
-    expect(lingerMs('clicks', 0)).toBe(1);
-    expect(lingerMs('clicks', BUSY_ROWS - 1)).toBe(1);
-    expect(lingerMs('clicks', BUSY_ROWS)).toBe(5);
-    expect(lingerMs('installs', 0)).toBe(100);
-    expect(lingerMs('installs', 500)).toBe(100);
-    expect(lingerMs('placements', 500)).toBe(0);
+  it('clicks and the placement kinds leave without a window; outbox kinds gather 100 ms', () => {
+    expect(lingerMs('clicks')).toBe(0);
+    expect(lingerMs('placements')).toBe(0);
+    expect(lingerMs('installs')).toBe(100);
+    expect(lingerMs('ledger')).toBe(100);
+  });
+
+  it('a lone click is sent to Redis in the next event-loop turn, before any timer could fire', async () => {
+    queues = new FactQueues(redis, `${prefix}:lone`);
+    const sent = vi.spyOn(queues.queues.clicks, 'add');
+    const accepted = queues.add('clicks', [{ n: 1 }] as never[]);
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toHaveBeenCalledTimes(1);
+    await accepted;
+    expect(await clickJobSizes(queues)).toEqual([1]);
+  });
+
+  it('clicks added while a send is in flight go together in the next job', async () => {
+    queues = new FactQueues(redis, `${prefix}:inflight`);
+    const first = queues.add('clicks', [{ n: 1 }] as never[]);
+    // The first click's add has left (it went in the turn this resumes in) and Redis cannot have answered yet.
+    await new Promise((r) => setImmediate(r));
+    const meanwhile = [2, 3, 4].map((n) => queues!.add('clicks', [{ n }] as never[]));
+    await Promise.all([first, ...meanwhile]);
+    expect(await clickJobSizes(queues)).toEqual([1, 3]);
   });
 
   it('a quiet queue sends a click 2 ms after another as a job of its own', async () => {
@@ -40,14 +58,5 @@ describe('FactQueues gathering', () => {
     await sleep(2);
     await Promise.all([first, queues.add('clicks', [{ n: 2 }] as never[])]);
     expect(await clickJobSizes(queues)).toEqual([1, 1]);
-  });
-
-  it('after a busy job, a click 2 ms after another joins its job', async () => {
-    queues = new FactQueues(redis, `${prefix}:b`);
-    await Promise.all(Array.from({ length: BUSY_ROWS }, (_, n) => queues!.add('clicks', [{ n }] as never[])));
-    const first = queues.add('clicks', [{ n: 1 }] as never[]);
-    await sleep(2); // timers fire in order of their due time, so this one always comes before the 10 ms linger
-    await Promise.all([first, queues.add('clicks', [{ n: 2 }] as never[])]);
-    expect(await clickJobSizes(queues)).toEqual([BUSY_ROWS, 2]);
   });
 });
