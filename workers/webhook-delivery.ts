@@ -55,8 +55,10 @@ export class WebhookDeliveryWorker {
       connection,
       prefix,
       concurrency: CONCURRENCY,
-      // An attempt takes up to WEBHOOK_TIMEOUT_MS: the lock outlasts it.
-      lockDuration: Math.max(30_000, opts.timeoutMs * 2),
+      // The lock is renewed while an attempt runs; a process killed mid-attempt gives its jobs back
+      // within ~15 s (an attempt may then be made twice: deliveries are at least once).
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
       maxStalledCount: 100,
     });
     this.worker.on('error', (err) => this.errors.report({ err }));
