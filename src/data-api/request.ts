@@ -5,7 +5,8 @@ import type { Db } from '../db/database';
 import type { AnswerCache } from '../http/answer-cache';
 import { refuse } from '../refusal';
 import { todayUtc } from '../http/query';
-import { enforceRateLimit, type RateLimiter, refuseWhenSpent } from '../http/rate-limit';
+import { enforceRateLimit, type RateLimiter, type RateLimitKind, refuseWhenSpent } from '../http/rate-limit';
+import type { Gate } from '../http/route';
 import type { Warehouse } from '../warehouse/clickhouse';
 import { ApiKeys, apiKeyOf } from './auth';
 import { type CommonQuery, resolveScope, type Scope } from './params';
@@ -44,17 +45,27 @@ export type DataRequest<Q> = DataContext & {
   metricsSince(): Promise<string | null>;
 };
 
-/** Counts the API key against its rate limit, authenticates it and loads its brand (in that order). */
+declare module '../http/route' {
+  interface Callers {
+    /** A Data API key's brand (auth 'api_key'). */
+    api_key: DataContext;
+  }
+}
+
+/**
+ * The gate of auth 'api_key' (src/http/route.ts): counts the API key against its rate limit,
+ * authenticates it and loads its brand (in that order), before the parameters are read.
+ */
 export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges }: DataApiDeps) {
   const queries = new DataQueries(warehouse);
   const apiKeys = new ApiKeys(db);
   const brands = new BrandDirectory(db, recordChanges);
-  return async function open(req: FastifyRequest, reply: FastifyReply): Promise<DataContext> {
+  const resolve = async (req: FastifyRequest, reply: FastifyReply, limits: RateLimitKind[]): Promise<DataContext> => {
     // Per API key (CONTRACT 10), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
     const key = apiKeyOf(req);
     // Wrong keys per client IP (docs/hardening.md): past their limit, refused before any look-up.
     if (key) await refuseWhenSpent(reply, rateLimiter, 'failed_key', req.ip);
-    if (key) await enforceRateLimit(reply, rateLimiter, 'data_api', key);
+    if (key && limits.includes('data_api')) await enforceRateLimit(reply, rateLimiter, 'data_api', key);
     const brandId = await apiKeys.brandIdFor(key, () => rateLimiter.consume('failed_key', req.ip));
     // Before the brand's records are read: a change while they are read leaves the answer stale, never kept as new.
     const version = answers.version('placements', brandId);
@@ -62,6 +73,8 @@ export function dataContext({ db, warehouse, rateLimiter, answers, recordChanges
     if (!found) throw refuse(401, 'invalid_api_key');
     return { ...found, queries, answers, version };
   };
+  const gate: Gate<'api_key'> = { at: 'handler', limits: ['data_api'], resolve };
+  return gate;
 }
 
 type BrandRecord = { brand: Brand; campaigns: Campaign[] };

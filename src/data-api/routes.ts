@@ -96,6 +96,8 @@ const json = <S extends QuerySchema>(e: {
   components.push([e.response.name, e.response.schema]);
   return route({
     method: 'GET',
+    auth: 'api_key',
+    limits: ['data_api'],
     path: e.path,
     operationId: operationId(e.path),
     summary: e.summary,
@@ -123,6 +125,8 @@ const csv = <S extends QuerySchema>(e: {
 }): Route<DataContext> =>
   route({
     method: 'GET',
+    auth: 'api_key',
+    limits: ['data_api'],
     path: e.path,
     operationId: operationId(e.path),
     summary: e.summary,

@@ -1,5 +1,5 @@
 import { createSigner, createVerifier } from 'fast-jwt';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { bearerToken } from '../secrets';
 import { refuse } from '../refusal';
 
@@ -49,10 +49,11 @@ export function adminTokenVerifier(secret: string) {
   };
 }
 
-/** Builds a preHandler: 401 without a valid token, 403 when it is not an operator's. */
-export function adminGuard(secret: string) {
+/**
+ * The gate of auth 'admin' (src/http/route.ts): the Bearer token's claims, checked before the body
+ * is read; 401 without a valid token, 403 when it is not an operator's.
+ */
+export function adminGate(secret: string) {
   const verifyAdminToken = adminTokenVerifier(secret);
-  return async function requireAdmin(req: FastifyRequest, _reply: FastifyReply) {
-    verifyAdminToken(bearerToken(req.headers.authorization));
-  };
+  return { at: 'request' as const, resolve: async (req: FastifyRequest) => verifyAdminToken(bearerToken(req.headers.authorization)) };
 }

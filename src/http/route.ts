@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { invalidParameter, notFound } from '../refusal';
+import { invalidParameter, notFound, refuse } from '../refusal';
 import { notDecimalDigits } from '../integer-param';
+import type { AdminClaims } from './admin-auth';
 import { parseQuery } from './query';
+import { enforceRateLimit, type RateLimiter, type RateLimitKind } from './rate-limit';
 
 /**
  * One description of an endpoint for every API (Data API, portal, internal, public): what it
@@ -25,6 +27,30 @@ type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 export type RouteInput<P, Q, B> = { params: P; query: Q; body: B; req: FastifyRequest; reply: FastifyReply };
 
+/**
+ * Who may call a route, and the caller its handler is given. Plumbing names its own; an API adds
+ * the callers it resolves (`declare module '../http/route' { interface Callers { ... } }`).
+ */
+export interface Callers {
+  /** Anyone. */
+  none: undefined;
+  /** An operator: the admin JWT as Bearer (or its cookie on the queue board), src/http/admin-auth.ts. */
+  admin: AdminClaims;
+}
+export type Auth = keyof Callers;
+
+/**
+ * How an API resolves one kind of caller: before the body is read (`request`) or after it, before
+ * params and query (`handler`). It counts the `limits` it keys (per API key, session, pixel key)
+ * among those the route names, in its own order with its refusals.
+ */
+export type Gate<A extends Auth> = {
+  at: 'request' | 'handler';
+  limits?: RateLimitKind[];
+  resolve(req: FastifyRequest, reply: FastifyReply, limits: RateLimitKind[]): Promise<Callers[A]>;
+};
+export type Gates = { [A in Auth]?: Gate<A> };
+
 export type Route<C = void> = {
   method: Method;
   /** Relative to the plugin's prefix, Fastify's `:param` syntax. */
@@ -42,50 +68,98 @@ export type Route<C = void> = {
   responses: Record<number, Answer>;
   /** Needs no credentials (documented with `security: []`). */
   public?: boolean;
+  /** Who may call it; unsaid, a public route is `none` and any other its API's (MountOptions.auth). */
+  auth?: Auth;
+  /** Its rate limits (docs/hardening.md): `public_ip` is counted before the body is read, the rest by its gate. */
+  limits?: RateLimitKind[];
+  /** bodies 'fields': the code a refused field answers instead of `invalid_<field>` (e.g. install_id_required). */
+  fieldCodes?: Record<string, string>;
   /**
    * Writes the records cached answers name (the tables of migrations/0011): once it succeeds this
    * process drops them at once, before Postgres's notice comes back (src/app.ts).
    */
   writesRecords?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each route's own types are checked where route() builds it.
-  handler(input: RouteInput<any, any, any>, context: C): Promise<unknown>;
+  handler(input: RouteInput<any, any, any>, caller: C): Promise<unknown>;
 };
 
-/** A route whose handler sees its parsed params, query and body with their types. */
-export function route<C = void, P extends z.ZodObject | undefined = undefined, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  r: Omit<Route<C>, 'params' | 'query' | 'body' | 'handler'> & {
+/** The caller a route's handler is given: the one its `auth` names (none unsaid). */
+type CallerOf<A> = [A] extends [never] ? undefined : A extends Auth ? Callers[A] : undefined;
+
+/** A route whose handler sees its parsed params, query and body, and the caller its `auth` names, with their types. */
+export function route<A extends Auth = never, P extends z.ZodObject | undefined = undefined, Q extends z.ZodObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  r: Omit<Route, 'params' | 'query' | 'body' | 'handler' | 'auth'> & {
+    auth?: A;
     params?: P;
     query?: Q;
     body?: B;
-    handler(input: RouteInput<Out<P>, Out<Q>, Out<B>>, context: C): Promise<unknown>;
+    handler(input: RouteInput<Out<P>, Out<Q>, Out<B>>, caller: CallerOf<A>): Promise<unknown>;
   },
-): Route<C> {
-  return r as Route<C>;
+): Route<CallerOf<A>> {
+  return r as Route<CallerOf<A>>;
 }
 
-export type MountOptions<C> = {
-  /** Runs before any input is read (authentication, what every handler shares): the handlers' context. */
-  context?(req: FastifyRequest, reply: FastifyReply, route: Route<C>): Promise<C> | C;
+export type MountOptions = {
+  /** Who may call the routes that say nothing (Route.auth). */
+  auth?: Auth;
+  /** The limits of the routes that name none (Route.limits). */
+  limits?: RateLimitKind[];
+  /** How this API resolves each kind of caller its routes name. */
+  gates?: Gates;
+  /** Counts the routes' limits. */
+  rateLimiter?: RateLimiter;
+  /** LEGACY, until every API names its callers: the handlers' second argument, before params. */
+  // biome-ignore lint/suspicious/noExplicitAny: legacy.
+  context?(req: FastifyRequest, reply: FastifyReply, route: Route<any>): Promise<unknown> | unknown;
   /** How a refused query string is answered: 400 invalid_parameter (CONTRACT 5, 8) or 422 invalid_request (CONTRACT 4). */
   queryErrors: 'invalid_parameter' | 'invalid_request';
-  /** 'handler': the handler reads the body itself, with its own error codes (the public API, SPEC 7). */
-  bodies?: 'parsed' | 'handler';
+  /**
+   * How a refused body is answered: 422 invalid_request with zod's details ('parsed'), or (the
+   * attribution API, docs/api.md) 422 invalid_request when it is not a JSON object, else
+   * `invalid_<field>` of the first field at fault or the route's fieldCodes ('fields').
+   */
+  bodies?: 'parsed' | 'fields' | 'handler';
 };
 
+// The caller a gate resolved before the body was read, for the handler.
+const resolved = new WeakMap<FastifyRequest, unknown>();
+
 /**
- * Serves routes on `app`: context, then params, query and body in that order (the first
- * problem answers), then the handler, whose answer goes out with the route's 2xx status.
+ * Serves routes on `app`, every request in one direction (the first refusal answers): limits per
+ * client IP and a `request` gate's caller before the body is read; once it is read, a `handler`
+ * gate's caller, then params, query and body; then the handler, given its caller, whose answer
+ * goes out with the route's 2xx status.
  */
-export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: MountOptions<C>) {
+// biome-ignore lint/suspicious/noExplicitAny: routes of every caller type are served alike.
+export function mountRoutes(app: FastifyInstance, routes: Route<any>[], opts: MountOptions) {
   for (const r of routes) {
     const ok = Math.min(...Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300));
+    const auth = r.auth ?? (r.public ? 'none' : (opts.auth ?? 'none'));
+    const limits = r.limits ?? opts.limits ?? [];
+    const gate = auth === 'none' ? undefined : (opts.gates?.[auth] as Gate<Auth> | undefined);
+    if (auth !== 'none' && !gate) throw new Error(`${r.method} ${r.path}: no gate resolves its '${auth}' callers`);
+    const unkeyed = limits.filter((kind) => kind !== 'public_ip' && !gate?.limits?.includes(kind));
+    if (unkeyed.length) throw new Error(`${r.method} ${r.path}: nothing counts its limits ${unkeyed.join(', ')}`);
+    if (limits.length && !opts.rateLimiter) throw new Error(`${r.method} ${r.path}: limits without a rate limiter`);
+    const byIp = limits.includes('public_ip');
+    const early = gate?.at === 'request' ? gate : undefined;
     app.route({
       method: r.method,
       url: r.path,
       ...(r.bodyLimit ? { bodyLimit: r.bodyLimit } : {}),
+      ...(byIp || early
+        ? {
+            onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+              // Before the body is read: a body refused unread still carries the RateLimit headers.
+              if (byIp) await enforceRateLimit(reply, opts.rateLimiter!, 'public_ip', req.ip);
+              if (early) resolved.set(req, await early.resolve(req, reply, limits));
+            },
+          }
+        : {}),
       config: { writesRecords: r.writesRecords === true },
       handler: async (req, reply) => {
-        const out = await run(r, opts, req, reply, ok);
+        const caller = gate?.at === 'handler' ? await gate.resolve(req, reply, limits) : opts.context ? await opts.context(req, reply, r) : resolved.get(req);
+        const out = await run(r, opts, req, reply, ok, caller);
         if (reply.sent) return reply;
         return out === undefined ? reply.send() : out;
       },
@@ -93,21 +167,35 @@ export function mountRoutes<C>(app: FastifyInstance, routes: Route<C>[], opts: M
   }
 }
 
-async function run<C>(r: Route<C>, opts: MountOptions<C>, req: FastifyRequest, reply: FastifyReply, ok: number) {
-  const context = (await opts.context?.(req, reply, r)) as C;
+// biome-ignore lint/suspicious/noExplicitAny: see mountRoutes.
+async function run(r: Route<any>, opts: MountOptions, req: FastifyRequest, reply: FastifyReply, ok: number, caller: unknown) {
   const params = r.params ? parseParams(r.params, req.params) : undefined;
   const query = r.query ? readQuery(r.query, req.query, opts.queryErrors) : undefined;
-  const parseBody = r.body && opts.bodies !== 'handler';
-  const body = parseBody ? r.body!.parse(r.optionalBody ? (req.body ?? {}) : req.body) : undefined;
+  const raw = r.optionalBody ? (req.body ?? {}) : req.body;
+  const body = r.body && opts.bodies !== 'handler' ? (opts.bodies === 'fields' ? parseFields(r.body, raw, r.fieldCodes) : r.body.parse(raw)) : undefined;
   reply.status(ok);
-  return r.handler({ params, query, body, req, reply }, context);
+  return r.handler({ params, query, body, req, reply }, caller);
+}
+
+/** A body that is not a JSON object: 422 invalid_request (bodies 'fields'). */
+export function bodyObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse(422, 'invalid_request');
+  return body as Record<string, unknown>;
+}
+
+/** bodies 'fields': the first field of the wrong type or form is `invalid_<field>`, unless `codes` names its own. */
+export function parseFields<S extends z.ZodType>(schema: S, body: unknown, codes: Record<string, string> = {}): z.output<S> {
+  const parsed = schema.safeParse(bodyObject(body));
+  if (parsed.success) return parsed.data;
+  const field = String(parsed.error.issues[0]?.path[0] ?? 'request');
+  throw refuse(422, codes[field] ?? `invalid_${field}`);
 }
 
 // CONTRACT 10: paging out of range is 400 invalid_parameter on every API, whatever its other query errors;
 // so is an integer parameter that is not decimal digits.
 const PAGING = new Set(['page', 'cursor']);
 
-function readQuery(schema: z.ZodObject, query: unknown, errors: MountOptions<unknown>['queryErrors']) {
+function readQuery(schema: z.ZodObject, query: unknown, errors: MountOptions['queryErrors']) {
   if (errors === 'invalid_parameter') return parseQuery(schema, query);
   const parsed = schema.safeParse(query ?? {});
   if (parsed.success) return parsed.data;

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { adminGuard } from '../http/admin-auth';
+import { adminGate } from '../http/admin-auth';
 import { documentRoute } from '../http/openapi';
 import { mountRoutes } from '../http/route';
 import { attributionCodeRoutes } from './attribution-codes.routes';
@@ -14,9 +14,8 @@ import type { InternalDeps } from './deps';
 import { internalDocument } from './openapi';
 import { placementRoutes } from './placements.routes';
 
-/** /api/internal: the operators' API, every route (its OpenAPI document too) behind the admin JWT (CONTRACT 3). */
+/** /api/internal: the operators' API, every route (its OpenAPI document too) called with the admin JWT (auth 'admin', docs/api.md). */
 export async function internalRoutes(app: FastifyInstance, deps: InternalDeps) {
-  app.addHook('onRequest', adminGuard(deps.adminJwtSecret));
   const routes = [
     ...brandRoutes(deps),
     ...creatorRoutes(deps),
@@ -29,5 +28,5 @@ export async function internalRoutes(app: FastifyInstance, deps: InternalDeps) {
     ...webhookEndpointRoutes(deps),
   ];
   const document = documentRoute(() => internalDocument(deps.publicBaseUrl, [...routes, document]), { isPublic: false });
-  mountRoutes(app, [...routes, document], { queryErrors: 'invalid_request' });
+  mountRoutes(app, [...routes, document], { auth: 'admin', gates: { admin: adminGate(deps.adminJwtSecret) }, queryErrors: 'invalid_request' });
 }
