@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { Batcher } from '../../db/batcher';
 import type { Db } from '../../db/database';
 import { webhookAttemptDuration, webhookAttempts, webhookDeliveryLag } from '../../metrics';
 import { SecretBox } from '../webhooks/secret-box';
@@ -79,14 +80,24 @@ export class DeliveryRunner {
   }
 
   /** The endpoint a delivery goes to (for the per-endpoint limit), or undefined when it is gone or done. */
-  async load(deliveryId: string): Promise<LoadedDelivery | undefined> {
-    // Plain SQL: the query builder's compilation costs more than this look-up, once per attempt.
-    const { rows } = await sql<LoadedDelivery>`
-      SELECT d.id, d.endpoint_id, d.event_id, d.payload, d.test, d.status, d.attempt_count, d.schedule_step, d.next_attempt_at, d.fact_recorded_at,
-             e.url, e.disabled_at, e.failing_since, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at, e.created_at, e.brand_id
-      FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-      WHERE d.id = ${deliveryId}`.execute(this.db);
-    return rows[0];
+  /** Look-ups of one event-loop turn share a statement: each attempt costs one statement fewer. */
+  private readonly loads = new Batcher<string, LoadedDelivery | undefined>(
+    async (ids) => {
+      // Plain SQL: the query builder's compilation costs more than this look-up.
+      const { rows } = await sql<LoadedDelivery>`
+        SELECT d.id, d.endpoint_id, d.event_id, d.payload, d.test, d.status, d.attempt_count, d.schedule_step, d.next_attempt_at, d.fact_recorded_at,
+               e.url, e.disabled_at, e.failing_since, e.secret_encrypted, e.previous_secret_encrypted, e.previous_secret_expires_at, e.created_at, e.brand_id
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.id = ANY(${ids}::text[])`.execute(this.db);
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => byId.get(id));
+    },
+    { maxBatch: 200, maxRunning: 4 },
+  );
+
+  /** The delivery and what its attempt needs of its endpoint; undefined when it is gone. */
+  load(deliveryId: string): Promise<LoadedDelivery | undefined> {
+    return this.loads.call(deliveryId);
   }
 
   async run(d: LoadedDelivery): Promise<Outcome> {
