@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../../recordable-time';
-import { refuse } from '../../refusal';
 
 /** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
@@ -13,20 +12,6 @@ export const publicErrors = {
   429: errorSchema('rate_limited, with Retry-After'),
 };
 
-
-/** A body that is not a JSON object is `invalid_request`. */
-export function bodyObject(body: unknown): Record<string, unknown> {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw refuse(422, 'invalid_request');
-  return body as Record<string, unknown>;
-}
-
-/** A field of the wrong type or form is `invalid_<field>`, unless the route names its own code (`install_id_required`). */
-export function parseFields<S extends z.ZodType>(schema: S, body: Record<string, unknown>, codes: Record<string, string> = {}): z.output<S> {
-  const parsed = schema.safeParse(body);
-  if (parsed.success) return parsed.data;
-  const field = String(parsed.error.issues[0]?.path[0] ?? 'request');
-  throw refuse(422, codes[field] ?? `invalid_${field}`);
-}
 
 /** An optional text field: trimmed and cut to `max` characters; absent or blank is null. */
 export const optionalText = (max: number) =>

@@ -5,7 +5,7 @@ import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
 import { isBotVisit } from '../clicks/bots';
-import { bodyObject, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import { optionalText, PUBLIC_BODY_LIMIT, publicErrors } from './body';
 import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
@@ -38,11 +38,11 @@ export const clickRoutes = ({ clicks, log, trustProxy }: Pick<PublicDeps, 'click
       path: '/clicks',
       summary: "Record a click on a brand's link, from the brand's own redirect application",
       public: true,
+      limits: ['public_ip'],
       body: clickBody,
       bodyLimit: PUBLIC_BODY_LIMIT,
       responses: { 200: { description: 'Where to send the visitor: {redirect_url, click_token, platform_hint, link_type, brand_name, app}' }, ...publicErrors, 404: errorSchema('link_not_found'), 503: errorSchema('unavailable') },
-      async handler({ req }) {
-        const body = parseFields(clickBody, bodyObject(req.body));
+      async handler({ body, req }) {
         const link = body.domain ? await clicks.link(body.domain, body.slug) : null;
         if (!link) throw refuse(404, 'link_not_found');
         const visit = {

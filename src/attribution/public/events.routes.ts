@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { EVENT_TYPES, MAX_LEDGER_AMOUNT, MAX_TRANSACTION_ID, RefundRefused, toCurrency } from '../ledger/types';
-import { bodyObject, occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, parseFields, publicErrors } from './body';
+import { occurredAt, optionalId, optionalText, PUBLIC_BODY_LIMIT, publicErrors } from './body';
 import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
@@ -55,13 +55,16 @@ const eventBody = z.object({
  * validate → record in the ledger (attribute, dedupe on (brand, event_type,
  * transaction_id), queue) → `{ok, duplicate}`.
  */
-export const eventRoutes = ({ pixelKeys, ledger }: Pick<PublicDeps, 'pixelKeys' | 'ledger'>) => [
+export const eventRoutes = ({ ledger }: Pick<PublicDeps, 'ledger'>) => [
   route({
     method: 'POST',
     path: '/events',
     summary: 'Record a purchase, subscription, trial or refund from the web pixel or an SDK',
     public: true,
+    auth: 'pixel_key', // 422 invalid_request (not an object), 403 invalid_pixel_key
+    limits: ['public_ip', 'pixel_key'],
     body: eventBody,
+    fieldCodes: { amount_cents: 'invalid_amount' }, // 422 invalid_event_type, invalid_amount, ...
     bodyLimit: PUBLIC_BODY_LIMIT,
     responses: {
       200: { description: '{ok: true, duplicate}' },
@@ -69,10 +72,7 @@ export const eventRoutes = ({ pixelKeys, ledger }: Pick<PublicDeps, 'pixelKeys' 
       ...publicErrors,
       422: errorSchema('invalid_request, invalid_<field> (invalid_amount, invalid_transaction_id, ...), or invalid_refund'),
     },
-    async handler({ req }) {
-      const body = bodyObject(req.body);
-      const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-      const input = parseFields(eventBody, body, { amount_cents: 'invalid_amount' }); // 422 invalid_event_type, invalid_amount, ...
+    async handler({ body: input }, brand) {
       const recorded = ledger.record(brand.id, {
         eventType: input.event_type,
         transactionId: input.transaction_id,

@@ -3,7 +3,7 @@ import { errorSchema } from '../../http/openapi';
 import { route } from '../../http/route';
 import { keptInstallId } from '../installs/record';
 import { ipHash } from '../links/visitor';
-import { bodyObject, occurredAt, optionalText, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import { occurredAt, optionalText, PUBLIC_BODY_LIMIT, publicErrors } from './body';
 import type { PublicDeps } from './deps';
 
 const installBody = z.object({
@@ -27,13 +27,16 @@ const installBody = z.object({
  * validate → attribute, record once per install ID and queue (InstallRecorder) →
  * 201 for a new install, 200 with `duplicate: true` and the recorded install for a retry.
  */
-export const installRoutes = ({ pixelKeys, installs, secretKey }: Pick<PublicDeps, 'pixelKeys' | 'installs' | 'secretKey'>) => [
+export const installRoutes = ({ installs, secretKey }: Pick<PublicDeps, 'installs' | 'secretKey'>) => [
   route({
     method: 'POST',
     path: '/installs',
     summary: 'Record an app install from an SDK, attributed to a click, clipboard token or code',
     public: true,
+    auth: 'pixel_key', // 422 invalid_request (not an object), 403 invalid_pixel_key
+    limits: ['public_ip', 'pixel_key'],
     body: installBody,
+    fieldCodes: { install_id: 'install_id_required' }, // 422 install_id_required, invalid_platform
     bodyLimit: PUBLIC_BODY_LIMIT,
     responses: {
       200: { description: 'A retry: {ok, duplicate: true, install} as first recorded' },
@@ -41,10 +44,7 @@ export const installRoutes = ({ pixelKeys, installs, secretKey }: Pick<PublicDep
       403: errorSchema('invalid_pixel_key'),
       ...publicErrors,
     },
-    async handler({ req, reply }) {
-      const body = bodyObject(req.body);
-      const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-      const input = parseFields(installBody, body, { install_id: 'install_id_required' }); // 422 install_id_required, invalid_platform
+    async handler({ body: input, req, reply }, brand) {
       const { duplicate, install } = await installs.record(brand.id, {
         installId: input.install_id,
         platform: input.platform,

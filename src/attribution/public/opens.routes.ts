@@ -4,7 +4,7 @@ import { route } from '../../http/route';
 import { RepeatedLog } from '../../repeated-log';
 import { keptInstallId } from '../installs/record';
 import { type LinkOpens, openedAddress } from '../links/opens';
-import { bodyObject, parseFields, PUBLIC_BODY_LIMIT, publicErrors } from './body';
+import { PUBLIC_BODY_LIMIT, publicErrors } from './body';
 import { refuse } from '../../refusal';
 import type { PublicDeps } from './deps';
 
@@ -24,7 +24,7 @@ const openBody = z.object({
  * (never a bot's, never IP-matched) through the one click path; the open is kept in Postgres for
  * the 7-day credit of the install's purchases.
  */
-export const openRoutes = ({ pixelKeys, clicks, opens, log }: Pick<PublicDeps, 'pixelKeys' | 'clicks' | 'log'> & { opens: LinkOpens }) => {
+export const openRoutes = ({ clicks, opens, log }: Pick<PublicDeps, 'clicks' | 'log'> & { opens: LinkOpens }) => {
   const unrecorded = new RepeatedLog(log, 'error', 'could not record an open; answered 503 unavailable');
   return [
     route({
@@ -32,7 +32,10 @@ export const openRoutes = ({ pixelKeys, clicks, opens, log }: Pick<PublicDeps, '
       path: '/opens',
       summary: 'Report the creator link an installed app was opened with: records its click, answers the deep link',
       public: true,
+      auth: 'pixel_key', // 422 invalid_request (not an object), 403 invalid_pixel_key
+      limits: ['public_ip'],
       body: openBody,
+      fieldCodes: { install_id: 'install_id_required' }, // 422 install_id_required, invalid_platform, invalid_url
       bodyLimit: PUBLIC_BODY_LIMIT,
       responses: {
         200: { description: 'The click the open recorded and where to go: {click_token, deep_link, link {id, domain, slug}}' },
@@ -42,10 +45,7 @@ export const openRoutes = ({ pixelKeys, clicks, opens, log }: Pick<PublicDeps, '
         422: errorSchema('invalid_request (not a JSON object), install_id_required, invalid_platform or invalid_url'),
         503: errorSchema('unavailable'),
       },
-      async handler({ req }) {
-        const body = bodyObject(req.body);
-        const brand = await pixelKeys.brandOf(body.pixel_key); // 403 invalid_pixel_key
-        const input = parseFields(openBody, body, { install_id: 'install_id_required' }); // 422 install_id_required, invalid_platform, invalid_url
+      async handler({ body: input, req }, brand) {
         const address = openedAddress(input.url);
         if (address === 'invalid') throw refuse(422, 'invalid_url');
         const link = address ? await clicks.link(address.domain, address.slug) : null;
