@@ -100,6 +100,11 @@ export class WebhookDeliveries {
     };
   }
 
+  /** Queues a delivery; while Redis is away it stays pending in Postgres and the delivery sweeper queues it. */
+  private async queued(id: string): Promise<void> {
+    await this.queue.add([{ id }]).catch(() => undefined);
+  }
+
   /** A sample event of `type` sent once to the endpoint; it never changes the endpoint's health. */
   async test(brandId: string, endpointId: string, type: EventType): Promise<DeliveryItem> {
     const now = new Date();
@@ -122,7 +127,7 @@ export class WebhookDeliveries {
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()) as DeliveryRow;
-    await this.queue.add([{ id: row.id }]);
+    await this.queued(row.id);
     return deliveryItem(row);
   }
 
@@ -141,7 +146,7 @@ export class WebhookDeliveries {
       await this.get(endpointId, deliveryId); // 404 when unknown
       throw conflict('delivery_pending');
     }
-    await this.queue.add([{ id: row.id }]);
+    await this.queued(row.id);
     return deliveryItem(row);
   }
 }
