@@ -51,7 +51,8 @@ export type Gate<A extends Auth> = {
 };
 export type Gates = { [A in Auth]?: Gate<A> };
 
-export type Route<C = void> = {
+// biome-ignore lint/suspicious/noExplicitAny: a list of routes holds every caller type.
+export type Route<C = any> = {
   method: Method;
   /** Relative to the plugin's prefix, Fastify's `:param` syntax. */
   path: string;
@@ -102,7 +103,7 @@ export function route<A extends Auth = never, P extends z.ZodObject | undefined 
 export type MountOptions = {
   /** Who may call the routes that say nothing (Route.auth). */
   auth?: Auth;
-  /** The limits of the routes that name none (Route.limits). */
+  /** The limits of the routes that take `auth` and name none (Route.limits). */
   limits?: RateLimitKind[];
   /** How this API resolves each kind of caller its routes name. */
   gates?: Gates;
@@ -135,7 +136,7 @@ export function mountRoutes(app: FastifyInstance, routes: Route<any>[], opts: Mo
   for (const r of routes) {
     const ok = Math.min(...Object.keys(r.responses).map(Number).filter((s) => s >= 200 && s < 300));
     const auth = r.auth ?? (r.public ? 'none' : (opts.auth ?? 'none'));
-    const limits = r.limits ?? opts.limits ?? [];
+    const limits = r.limits ?? (auth === opts.auth ? opts.limits : undefined) ?? [];
     const gate = auth === 'none' ? undefined : (opts.gates?.[auth] as Gate<Auth> | undefined);
     if (auth !== 'none' && !gate) throw new Error(`${r.method} ${r.path}: no gate resolves its '${auth}' callers`);
     const unkeyed = limits.filter((kind) => kind !== 'public_ip' && !gate?.limits?.includes(kind));

@@ -23,17 +23,19 @@ const appsAnswer = z.object({
 export const appRoutes = ({ db }: { db: Db }) => [
   route({
     method: 'GET',
+    auth: 'session',
     path: '/apps',
     summary: "The brand's iOS and Android app identifiers (null: not set)",
     responses: { 200: appsAnswer, 401: readErrors[401] },
-    handler: async ({ req }) => answer(appsAnswer, await brandApps(db, req.portal!.brandId)),
+    handler: async (_input, session) => answer(appsAnswer, await brandApps(db, session.brandId)),
   }),
   route({
     method: 'PUT',
+    auth: 'session',
     path: '/apps',
     summary: 'Replace both platforms’ app identifiers (an omitted platform is null)',
     body: brandAppsBody,
     responses: { 200: appsAnswer, 401: readErrors[401], 422: errorSchema('invalid_request') },
-    handler: async ({ req, body }) => answer(appsAnswer, await setBrandApps(db, req.portal!.brandId, body)),
+    handler: async ({ body }, session) => answer(appsAnswer, await setBrandApps(db, session.brandId, body)),
   }),
 ];

@@ -66,20 +66,21 @@ export const authRoutes = ({ db, sessions, secureCookie }: { db: Db; sessions: P
   route({
     method: 'POST',
     path: '/logout',
+    auth: 'session',
     summary: 'End this session (only this one) and clear its cookie',
     responses: { 200: z.object({ ok: z.literal(true) }), 401: unauthorized, 403: errorSchema('forbidden_origin') },
-    async handler({ req, reply }) {
-      await closeSession(sessions, req, reply);
+    async handler({ reply }, session) {
+      await closeSession(sessions, session, reply);
       return { ok: true };
     },
   }),
   route({
     method: 'GET',
+    auth: 'session',
     path: '/me',
     summary: "The session's user and brand",
     responses: { 200: sessionAnswer, 401: unauthorized },
-    async handler({ req }) {
-      const portal = req.portal!;
+    async handler(_input, portal) {
       const row = await sessionNames(db, portal.userId);
       return { user: { id: portal.userId, email: row.email }, brand: { id: portal.brandId, name: row.name } };
     },

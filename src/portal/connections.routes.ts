@@ -71,46 +71,50 @@ export function connectionRoutes({ db, secretKey, publicBaseUrl }: Pick<PortalDe
   return [
     route({
       method: 'GET',
+      auth: 'session',
       path: '/connections',
       summary: "The brand's billing connections plus a setup card per provider",
       responses: { 200: connectionsAnswer, 401: readErrors[401] },
-      async handler({ req }) {
+      async handler(_input, session) {
         // A brand has at most one connection per provider: five rows at most.
-        const { data } = await connections.list({ brandId: req.portal!.brandId, limit: 100 });
+        const { data } = await connections.list({ brandId: session.brandId, limit: 100 });
         return answer(connectionsAnswer, { data: data.map(toJson), setup_cards: setupCards(data) });
       },
     }),
     route({
       method: 'POST',
+      auth: 'session',
       path: '/connections',
       summary: 'Connect a billing provider: mints the webhook URL to paste into its dashboard',
       body: createConnectionBody,
       responses: { 201: portalConnection, ...writeErrors, 409: errorSchema('already_connected: one connection per provider') },
-      async handler({ body, req }) {
-        const created = await connections.create(req.portal!.brandId, body);
+      async handler({ body }, session) {
+        const created = await connections.create(session.brandId, body);
         return answer(portalConnection, toJson(created));
       },
     }),
     route({
       method: 'PATCH',
+      auth: 'session',
       path: '/connections/:id',
       summary: 'Replace or clear (null) the signing secret; merge settings (a key set to null is removed)',
       params: idParams,
       body: updateConnectionBody,
       optionalBody: true,
       responses: { 200: portalConnection, ...writeErrors, ...notFound },
-      async handler({ params, body, req }) {
-        return answer(portalConnection, toJson(await connections.update(params.id, req.portal!.brandId, body)));
+      async handler({ params, body }, session) {
+        return answer(portalConnection, toJson(await connections.update(params.id, session.brandId, body)));
       },
     }),
     route({
       method: 'DELETE',
+      auth: 'session',
       path: '/connections/:id',
       summary: 'Remove a connection: its webhook URL stops working',
       params: idParams,
       responses: { 204: null, 401: readErrors[401], ...notFound },
-      async handler({ params, req }) {
-        await connections.delete(params.id, req.portal!.brandId);
+      async handler({ params }, session) {
+        await connections.delete(params.id, session.brandId);
       },
     }),
   ];

@@ -52,6 +52,7 @@ export const domainRoutes = (deps: PortalDeps) => [
   }),
   route({
     method: 'POST',
+    auth: 'session',
     path: '/domains',
     writesRecords: true,
     summary: 'Register a custom domain for this brand; answers the DNS records to create',
@@ -62,33 +63,35 @@ export const domainRoutes = (deps: PortalDeps) => [
       409: errorSchema('domain_taken: served already (verified, or set up by the operator), or already added by this brand'),
       422: errorSchema("invalid_domain: not a host name, or one no brand may add (the service's own host, localhost names, IP addresses, reserved names); invalid_request"),
     },
-    async handler({ body, req }) {
-      const row = await registerDomain(deps, 'portal', req.portal!.brandId, body.hostname);
+    async handler({ body }, session) {
+      const row = await registerDomain(deps, 'portal', session.brandId, body.hostname);
       return answer(portalDomain, toJson(toDomainItem(row)));
     },
   }),
   route({
     method: 'POST',
+    auth: 'session',
     path: '/domains/:id/check',
     writesRecords: true,
     summary: 'Re-run hosting verification and refresh the DNS instructions; the first claim of a hostname to verify takes it',
     params: idParams,
     responses: { 200: portalDomain, 401: readErrors[401], ...notYours, 409: errorSchema('domain_taken: another claim of this hostname verified first') },
-    async handler({ params, req }) {
-      const domain = await ownDomain(deps.db, params.id, req.portal!.brandId);
+    async handler({ params }, session) {
+      const domain = await ownDomain(deps.db, params.id, session.brandId);
       return answer(portalDomain, toJson(toDomainItem(await checkDomain(deps, domain))));
     },
   }),
   route({
     method: 'DELETE',
+    auth: 'session',
     path: '/domains/:id',
     writesRecords: true,
     summary: 'Remove a custom domain no link uses',
     params: idParams,
     responses: { 204: null, 401: readErrors[401], ...notYours, 409: errorSchema('domain_has_links') },
-    async handler({ params, req }) {
-      const domain = await ownDomain(deps.db, params.id, req.portal!.brandId);
-      await removeDomain(deps, domain.id, { brandId: req.portal!.brandId }); // 409 domain_has_links
+    async handler({ params }, session) {
+      const domain = await ownDomain(deps.db, params.id, session.brandId);
+      await removeDomain(deps, domain.id, { brandId: session.brandId }); // 409 domain_has_links
     },
   }),
 ];

@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { documentRoute } from '../http/openapi';
 import { mountRoutes, type Route } from '../http/route';
 import { appRoutes } from './apps.routes';
@@ -13,33 +13,25 @@ import { linkRoutes } from './links.routes';
 import { loginLimits } from './login-limit';
 import { portalDocument } from './openapi';
 import { overviewRoutes } from './overview.routes';
-import { enforceRateLimit } from '../http/rate-limit';
-import { PortalSessions, portalSessionGuard, sameOriginGuard, startSessionPurge } from './session';
+import { PortalSessions, sameOriginGuard, sessionGate, startSessionPurge } from './session';
 import { setupRoutes } from './setup.routes';
 import { webhookRoutes } from './webhooks.routes';
 
 /**
- * /api/client: the brand portal. Every route but login and the OpenAPI document needs a
- * session scoped to one brand (`req.portal.brandId`, the only brand a query may touch), and
- * cookie-authenticated writes must come from our origin.
+ * /api/client: the brand portal. Every route but login and the OpenAPI document is called with a
+ * session scoped to one brand (auth 'session': its handler is given the session, whose brandId is
+ * the only brand a query may touch), and cookie-authenticated writes must come from our origin.
  */
 export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
   const sessions = new PortalSessions(deps.db, deps.recordChanges);
-  const requireSession = portalSessionGuard(sessions);
+  const gates = { session: sessionGate(sessions, deps.rateLimiter) };
   const stopPurge = startSessionPurge(sessions, (err) => deps.log.warn({ err }, 'could not purge ended portal sessions'));
   app.addHook('onClose', async () => stopPurge());
-  // Each session's requests a minute (RATE_LIMIT_PORTAL), counted once the session is known.
-  const openSession = async (req: FastifyRequest, reply: FastifyReply) => {
-    await requireSession(req);
-    await enforceRateLimit(reply, deps.rateLimiter, 'portal', req.portal!.sessionId);
-  };
   const sections: { prefix: string; routes: Route[] }[] = [];
   const mount = (scope: FastifyInstance, routes: Route[]) => {
     sections.push({ prefix: scope.prefix, routes });
-    mountRoutes(scope, routes, {
-      context: async (req, reply, r) => (r.public ? undefined : openSession(req, reply)),
-      queryErrors: 'invalid_parameter',
-    });
+    // Each session's requests a minute (limit 'portal', RATE_LIMIT_PORTAL) on every route it calls.
+    mountRoutes(scope, routes, { auth: 'session', limits: ['portal'], gates, rateLimiter: deps.rateLimiter, queryErrors: 'invalid_parameter' });
   };
 
   await app.register(cookie); // the session cookie: this plugin's routes only
@@ -52,7 +44,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
     },
     { prefix: '/auth' },
   );
-  // One list of routes per portal resource (SPEC 4.4), each reading req.portal.brandId.
+  // One list of routes per portal resource (SPEC 4.4), each given its session (the brand it may read).
   await app.register(
     async (attribution) =>
       mount(attribution, [

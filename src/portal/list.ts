@@ -16,9 +16,9 @@ export type PortalReads = { warehouse: Warehouse; answers: AnswerCache };
  * A portal read of the session's brand, cached as JSON text per question (its path, parsed
  * query and today) until the brand's attribution facts land or a record it names changes.
  */
-export async function cachedRead(answers: AnswerCache, req: FastifyRequest, reply: FastifyReply, query: unknown, read: () => Promise<unknown>) {
+export async function cachedRead(answers: AnswerCache, brandId: string, req: FastifyRequest, reply: FastifyReply, query: unknown, read: () => Promise<unknown>) {
   const question = questionOf(req.routeOptions.url ?? '', query);
-  const text = await answers.answer('attribution', req.portal!.brandId, question, async () => JSON.stringify(await read()));
+  const text = await answers.answer('attribution', brandId, question, async () => JSON.stringify(await read()));
   return sendJsonText(reply, text);
 }
 
@@ -43,12 +43,13 @@ export function listRoute<Q extends z.ZodObject>(
   const answered = z.object({ data: z.array(list.item), pagination, ...(ranged ? dateRange : {}) });
   return route({
     method: 'GET',
+    auth: 'session',
     path: list.path,
     summary: list.summary,
     query: list.query as z.ZodObject,
     responses: { 200: answered, ...readErrors },
-    handler({ query, req, reply }) {
-      const brandId = req.portal!.brandId;
+    handler({ query, req, reply }, session) {
+      const brandId = session.brandId;
       const q = query as z.output<Q>;
       const read = async () => {
         if (!ranged) return answer(answered, await list.read(brandId, q, undefined));
@@ -56,7 +57,7 @@ export function listRoute<Q extends z.ZodObject>(
         const { data, pagination } = await list.read(brandId, q, range);
         return answer(answered, { data, pagination, start_date: range.start_date, end_date: range.end_date });
       };
-      return list.uncached ? read() : cachedRead(answers, req, reply, query, read);
+      return list.uncached ? read() : cachedRead(answers, brandId, req, reply, query, read);
     },
   });
 }

@@ -39,12 +39,13 @@ const webhookAlerts = z
 export const overviewRoutes = ({ warehouse, answers, webhooks }: PortalReads & { webhooks: WebhookServices }) => [
   route({
     method: 'GET',
+    auth: 'session',
     path: '/overview',
     summary: 'Headline attribution numbers for a date range and the range before it',
     query: rangeParams,
     responses: { 200: overviewAnswer.extend({ webhook_alerts: webhookAlerts }), ...readErrors },
-    async handler({ query, req, reply }) {
-      const brandId = req.portal!.brandId;
+    async handler({ query, req, reply }, session) {
+      const brandId = session.brandId;
       // The numbers are cached until facts land; the webhook alerts, a record read, are read each time.
       const [text, alerts] = await Promise.all([
         answers.answer('attribution', brandId, questionOf(req.routeOptions.url ?? '', query), async () => {

@@ -4,13 +4,15 @@ import { EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
 import type { RecordChanges } from '../db/record-changes';
 import { refuse } from '../refusal';
+import { enforceRateLimit, type RateLimiter, type RateLimitKind } from '../http/rate-limit';
+import type { Gate } from '../http/route';
 import { originOf, ownOrigin } from '../http/same-origin';
 import { newId, newToken, sha256 } from '../secrets';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by `requirePortalSession`: the one brand this session may see. */
-    portal?: PortalSession;
+declare module '../http/route' {
+  interface Callers {
+    /** A portal session: the one brand it may see (auth 'session'). */
+    session: PortalSession;
   }
 }
 
@@ -43,8 +45,8 @@ export async function openSession(db: Db, reply: FastifyReply, user: { id: strin
 }
 
 /** Revokes the request's session (only that one) and clears the cookie. */
-export async function closeSession(sessions: PortalSessions, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  if (req.portal) await sessions.revoke(req.portal);
+export async function closeSession(sessions: PortalSessions, session: PortalSession, reply: FastifyReply): Promise<void> {
+  await sessions.revoke(session);
   reply.clearCookie(SESSION_COOKIE, { path: COOKIE_PATH });
 }
 
@@ -125,13 +127,22 @@ export class PortalSessions {
   }
 }
 
-/** Looks the cookie's token up (PortalSessions): unknown, expired or revoked answers 401. */
-export function portalSessionGuard(sessions: PortalSessions) {
-  return async function requirePortalSession(req: FastifyRequest) {
-    const token = req.cookies[SESSION_COOKIE];
-    const session = token ? await sessions.byToken(token) : undefined;
-    if (!session) throw refuse(401, 'unauthorized');
-    req.portal = session;
+/**
+ * The gate of auth 'session' (src/http/route.ts), once the body is read: the cookie's session
+ * (PortalSessions; unknown, expired or revoked answers 401), then its requests a minute
+ * (RATE_LIMIT_PORTAL), counted once the session is known.
+ */
+export function sessionGate(sessions: PortalSessions, rateLimiter: RateLimiter): Gate<'session'> {
+  return {
+    at: 'handler',
+    limits: ['portal'],
+    async resolve(req: FastifyRequest, reply: FastifyReply, limits: RateLimitKind[]) {
+      const token = req.cookies[SESSION_COOKIE];
+      const session = token ? await sessions.byToken(token) : undefined;
+      if (!session) throw refuse(401, 'unauthorized');
+      if (limits.includes('portal')) await enforceRateLimit(reply, rateLimiter, 'portal', session.sessionId);
+      return session;
+    },
   };
 }
 

@@ -59,11 +59,12 @@ export function swiftSnippet(base: string, pixelKey: string): string {
 export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl: string }) => [
   route({
     method: 'GET',
+    auth: 'session',
     path: '/setup',
     summary: 'Pixel key, ready-to-paste pixel snippet, SDK docs and the public endpoints',
     responses: { 200: setupAnswer, 401: readErrors[401] },
-    async handler({ req }) {
-      const pixelKey = await pixelKeyOf(db, req.portal!.brandId);
+    async handler(_input, session) {
+      const pixelKey = await pixelKeyOf(db, session.brandId);
       return answer(setupAnswer, {
         pixel_key: pixelKey,
         snippet: pixelSnippet(base, pixelKey),

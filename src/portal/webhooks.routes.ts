@@ -107,11 +107,12 @@ export function webhookRoutes({ webhooks }: { webhooks: WebhookServices }) {
   return [
     route({
       method: 'GET',
+      auth: 'session',
       path: '/webhooks',
       summary: "The brand's webhook endpoints, and the event types they may take",
       responses: { 200: z.object({ data: z.array(endpoint), event_types: z.array(z.object({ type: eventType, description: z.string() })) }), 401: readErrors[401] },
-      async handler({ req }) {
-        const rows = await endpoints.list(req.portal!.brandId);
+      async handler(_input, session) {
+        const rows = await endpoints.list(session.brandId);
         return {
           data: rows.map((r) => json(endpoint, endpointItem(r))),
           event_types: EVENT_TYPES.map((type) => ({ type, description: EVENT_DESCRIPTIONS[type] })),
@@ -120,6 +121,7 @@ export function webhookRoutes({ webhooks }: { webhooks: WebhookServices }) {
     }),
     route({
       method: 'POST',
+      auth: 'session',
       path: '/webhooks',
       summary: 'Register an endpoint; answers its signing secret, shown only this once',
       body: createBody,
@@ -129,102 +131,110 @@ export function webhookRoutes({ webhooks }: { webhooks: WebhookServices }) {
         ...urlErrors,
         409: errorSchema('webhook_url_taken, or endpoint_limit_reached'),
       },
-      async handler({ body, req }) {
-        const { row, secret } = await checkingUrl(() => endpoints.create(req.portal!.brandId, body));
+      async handler({ body }, session) {
+        const { row, secret } = await checkingUrl(() => endpoints.create(session.brandId, body));
         return json(withSecret, { ...endpointItem(row), secret });
       },
     }),
     route({
       method: 'GET',
+      auth: 'session',
       path: '/webhooks/:id',
       summary: 'One endpoint',
       params,
       responses: { 200: endpoint, 401: readErrors[401], ...notFound },
-      async handler({ params: p, req }) {
-        return json(endpoint, endpointItem(await endpoints.get(req.portal!.brandId, p.id)));
+      async handler({ params: p }, session) {
+        return json(endpoint, endpointItem(await endpoints.get(session.brandId, p.id)));
       },
     }),
     route({
       method: 'PATCH',
+      auth: 'session',
       path: '/webhooks/:id',
       summary: 'Change an endpoint; enabled: true clears its failure state (not when the operator disabled it)',
       params,
       body: updateBody,
       optionalBody: true,
       responses: { 200: endpoint, 401: readErrors[401], ...notFound, ...urlErrors, 409: errorSchema('webhook_url_taken, or endpoint_disabled (by the operator)') },
-      async handler({ params: p, body, req }) {
-        const row = await checkingUrl(() => endpoints.update(req.portal!.brandId, p.id, body));
+      async handler({ params: p, body }, session) {
+        const row = await checkingUrl(() => endpoints.update(session.brandId, p.id, body));
         return json(endpoint, endpointItem(row));
       },
     }),
     route({
       method: 'DELETE',
+      auth: 'session',
       path: '/webhooks/:id',
       summary: 'Remove an endpoint and its delivery log',
       params,
       responses: { 204: null, 401: readErrors[401], ...notFound },
-      async handler({ params: p, req }) {
-        await endpoints.delete(req.portal!.brandId, p.id);
+      async handler({ params: p }, session) {
+        await endpoints.delete(session.brandId, p.id);
       },
     }),
     route({
       method: 'POST',
+      auth: 'session',
       path: '/webhooks/:id/rotate-secret',
       summary: `A new signing secret; the old one keeps signing too for grace_seconds (default ${DEFAULT_GRACE_SECONDS})`,
       params,
       body: rotateBody,
       optionalBody: true,
       responses: { 200: withSecret, 401: readErrors[401], ...notFound, 422: errorSchema('invalid_request') },
-      async handler({ params: p, body, req }) {
-        const { row, secret } = await endpoints.rotate(req.portal!.brandId, p.id, body.grace_seconds);
+      async handler({ params: p, body }, session) {
+        const { row, secret } = await endpoints.rotate(session.brandId, p.id, body.grace_seconds);
         return json(withSecret, { ...endpointItem(row), secret });
       },
     }),
     route({
       method: 'POST',
+      auth: 'session',
       path: '/webhooks/:id/test',
       summary: 'Send a sample event (test: true) once; it never changes the endpoint health',
       params,
       body: testBody,
       optionalBody: true,
       responses: { 202: delivery, 401: readErrors[401], ...notFound, 422: errorSchema('invalid_request') },
-      async handler({ params: p, body, req }) {
-        const row = await endpoints.get(req.portal!.brandId, p.id);
+      async handler({ params: p, body }, session) {
+        const row = await endpoints.get(session.brandId, p.id);
         return json(delivery, await deliveries.test(row.brand_id, row.id, body.type ?? 'sale.created'));
       },
     }),
     route({
       method: 'GET',
+      auth: 'session',
       path: '/webhooks/:id/deliveries',
       summary: "The endpoint's deliveries, newest first",
       params,
       query: deliveriesQuery,
       responses: { 200: z.object({ data: z.array(delivery), pagination }), ...readErrors, ...notFound },
-      async handler({ params: p, query, req }) {
-        const row = await endpoints.get(req.portal!.brandId, p.id);
+      async handler({ params: p, query }, session) {
+        const row = await endpoints.get(session.brandId, p.id);
         const page = await deliveries.list(row.id, query);
         return { data: page.data.map((d) => json(delivery, d)), pagination: page.pagination };
       },
     }),
     route({
       method: 'GET',
+      auth: 'session',
       path: '/webhooks/:id/deliveries/:delivery_id',
       summary: 'One delivery with its body and every attempt',
       params: deliveryParams,
       responses: { 200: deliveryDetail, 401: readErrors[401], ...notFound },
-      async handler({ params: p, req }) {
-        const row = await endpoints.get(req.portal!.brandId, p.id);
+      async handler({ params: p }, session) {
+        const row = await endpoints.get(session.brandId, p.id);
         return json(deliveryDetail, await deliveries.detail(row.id, p.delivery_id));
       },
     }),
     route({
       method: 'POST',
+      auth: 'session',
       path: '/webhooks/:id/deliveries/:delivery_id/replay',
       summary: 'Send a delivery again: the same body and webhook-id, its schedule restarted',
       params: deliveryParams,
       responses: { 202: delivery, 401: readErrors[401], ...notFound, 409: errorSchema('delivery_pending, or endpoint_disabled') },
-      async handler({ params: p, req }) {
-        const row = await endpoints.get(req.portal!.brandId, p.id);
+      async handler({ params: p }, session) {
+        const row = await endpoints.get(session.brandId, p.id);
         return json(delivery, await deliveries.replay(row.id, p.delivery_id, row.disabled_at !== null));
       },
     }),
