@@ -82,8 +82,11 @@ function retryAfter(value: string | undefined): number | undefined {
 function excerptOf(chunks: Buffer[]): string | null {
   if (chunks.length === 0) return null;
   const text = Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
-  // A character cut at the limit decodes as U+FFFD (3 bytes): drop it to stay within 1 KiB.
-  return text.replace(/\uFFFD+$/, '');
+  // A character cut at the limit decodes as U+FFFD (3 bytes): drop it to stay within 1 KiB. NUL,
+  // which Postgres text cannot hold, is kept as U+FFFD.
+  let kept = text.replace(/\uFFFD+$/, '').replaceAll('\u0000', '\uFFFD');
+  while (Buffer.byteLength(kept) > EXCERPT_BYTES) kept = kept.slice(0, -1);
+  return kept;
 }
 
 export async function attempt(input: AttemptInput): Promise<AttemptResult> {

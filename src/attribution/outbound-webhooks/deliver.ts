@@ -9,6 +9,20 @@ import { endPendingDeliveries, signingSecrets } from './endpoints';
 import { signatureHeader } from './signing';
 import { type WebhookDb, webhookDb } from './tables';
 
+/** An attempt as recorded: the delivery's state before (`n` attempts) and after it. */
+type RecordedAttempt = {
+  id: string;
+  n: number;
+  status: 'pending' | 'succeeded' | 'failed';
+  step: number;
+  next: Date | null;
+  at: Date;
+  rs: number | null;
+  err: string | null;
+  dur: number;
+  excerpt: string | null;
+};
+
 /** A delivery with what its attempt needs of its endpoint. */
 export type LoadedDelivery = {
   id: string;
@@ -139,6 +153,68 @@ export class DeliveryRunner {
     return true;
   }
 
+  /** Attempts whose endpoint stays as it is, recorded together; each answers whether it was recorded. */
+  private readonly plainRecords = new Batcher<RecordedAttempt, boolean>(
+    async (attempts) => {
+      const { rows } = await sql<{ delivery_id: string }>`
+        WITH i AS (
+          SELECT * FROM jsonb_to_recordset(${JSON.stringify(attempts)}::jsonb)
+            AS i(id text, n int, status text, step int, next timestamptz, at timestamptz, rs int, err text, dur int, excerpt text)
+        ),
+        d AS (
+          UPDATE webhook_deliveries w
+          SET status = i.status, attempt_count = i.n + 1, schedule_step = i.step, next_attempt_at = i.next,
+              last_attempt_at = i.at, response_status = i.rs, error = i.err
+          FROM i WHERE w.id = i.id AND w.attempt_count = i.n AND w.status = 'pending'
+          RETURNING w.id
+        )
+        INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
+        SELECT i.id, i.n + 1, i.at, i.rs, i.dur, i.err, i.excerpt FROM i JOIN d ON d.id = i.id
+        RETURNING delivery_id`.execute(this.db);
+      const done = new Set(rows.map((r) => r.delivery_id));
+      return attempts.map((a) => done.has(a.id));
+    },
+    { maxBatch: 200, maxRunning: 4 },
+  );
+
+  /**
+   * One statement: the delivery's new state, its attempt and its endpoint's health (a 410 disables
+   * it and ends its other pending deliveries), so no reader sees one without the other. False when
+   * another run recorded this attempt first (a job run twice).
+   */
+  private async recordWithHealth(d: LoadedDelivery, a: RecordedAttempt, ok: boolean, gone: boolean): Promise<boolean> {
+    const { rows } = await sql<{ delivery_id: string }>`
+      WITH d AS (
+        UPDATE webhook_deliveries
+        SET status = ${a.status}, attempt_count = ${a.n + 1}, schedule_step = ${a.step}, next_attempt_at = ${a.next},
+            last_attempt_at = ${a.at}, response_status = ${a.rs}, error = ${a.err}
+        WHERE id = ${a.id} AND attempt_count = ${a.n} AND status = 'pending'
+        RETURNING id
+      ),
+      a AS (
+        INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
+        SELECT id, ${a.n + 1}, ${a.at}, ${a.rs}, ${a.dur}, ${a.err}, ${a.excerpt} FROM d
+        RETURNING delivery_id
+      ),
+      e AS (
+        UPDATE webhook_endpoints
+        SET last_attempt_at = ${a.at},
+            last_success_at = CASE WHEN ${ok}::boolean THEN ${a.at}::timestamptz ELSE last_success_at END,
+            failing_since = CASE WHEN ${ok}::boolean THEN NULL ELSE coalesce(failing_since, ${a.at}::timestamptz) END,
+            disabled_reason = CASE WHEN ${gone}::boolean AND disabled_at IS NULL THEN 'gone' ELSE disabled_reason END,
+            disabled_at = CASE WHEN ${gone}::boolean THEN coalesce(disabled_at, now()) ELSE disabled_at END
+        WHERE id = ${d.endpoint_id} AND EXISTS (SELECT 1 FROM d)
+        RETURNING id
+      ),
+      x AS (
+        UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint_disabled', next_attempt_at = NULL
+        WHERE endpoint_id = ${d.endpoint_id} AND ${gone}::boolean AND status = 'pending' AND id <> ${a.id} AND EXISTS (SELECT 1 FROM d)
+        RETURNING id
+      )
+      SELECT delivery_id FROM a`.execute(this.db);
+    return rows.length > 0;
+  }
+
   private async record(d: LoadedDelivery, at: Date, r: AttemptResult): Promise<Outcome> {
     const ok = r.error === null;
     const step = d.schedule_step + 1;
@@ -149,39 +225,10 @@ export class DeliveryRunner {
     if (retry) next = new Date(at.getTime() + r.durationMs + Math.max(jitter(schedule[step - 1]!), r.retryAfterMs ?? 0));
     const status = ok ? 'succeeded' : retry ? 'pending' : 'failed';
     const touch = this.touchesEndpoint(d, at, ok);
-    // One statement: the delivery's new state, its attempt and its endpoint's health (a 410 disables
-    // it and ends its other pending deliveries), so no reader sees one without the other. Nothing
-    // when another run recorded this attempt first (a job run twice).
-    const { rows } = await sql<{ delivery_id: string }>`
-      WITH d AS (
-        UPDATE webhook_deliveries
-        SET status = ${status}, attempt_count = ${d.attempt_count + 1}, schedule_step = ${step}, next_attempt_at = ${next},
-            last_attempt_at = ${at}, response_status = ${r.status}, error = ${r.error}
-        WHERE id = ${d.id} AND attempt_count = ${d.attempt_count} AND status = 'pending'
-        RETURNING id
-      ),
-      a AS (
-        INSERT INTO webhook_attempts (delivery_id, attempt, at, response_status, duration_ms, error, response_excerpt)
-        SELECT id, ${d.attempt_count + 1}, ${at}, ${r.status}, ${r.durationMs}, ${r.error}, ${r.excerpt} FROM d
-        RETURNING delivery_id
-      ),
-      e AS (
-        UPDATE webhook_endpoints
-        SET last_attempt_at = ${at},
-            last_success_at = CASE WHEN ${ok}::boolean THEN ${at}::timestamptz ELSE last_success_at END,
-            failing_since = CASE WHEN ${ok}::boolean THEN NULL ELSE coalesce(failing_since, ${at}::timestamptz) END,
-            disabled_reason = CASE WHEN ${gone}::boolean AND disabled_at IS NULL THEN 'gone' ELSE disabled_reason END,
-            disabled_at = CASE WHEN ${gone}::boolean THEN coalesce(disabled_at, now()) ELSE disabled_at END
-        WHERE id = ${d.endpoint_id} AND ${touch}::boolean AND EXISTS (SELECT 1 FROM d)
-        RETURNING id
-      ),
-      x AS (
-        UPDATE webhook_deliveries SET status = 'failed', error = 'endpoint_disabled', next_attempt_at = NULL
-        WHERE endpoint_id = ${d.endpoint_id} AND ${gone}::boolean AND status = 'pending' AND id <> ${d.id} AND EXISTS (SELECT 1 FROM d)
-        RETURNING id
-      )
-      SELECT delivery_id FROM a`.execute(this.db);
-    const recorded = rows.length > 0;
+    const attempt: RecordedAttempt = { id: d.id, n: d.attempt_count, status, step, next, at, rs: r.status, err: r.error, dur: r.durationMs, excerpt: r.excerpt };
+    // The endpoint untouched (most successes): attempts of one turn share a statement. Otherwise one
+    // statement holds the delivery's state, its attempt and its endpoint's health.
+    const recorded = touch ? await this.recordWithHealth(d, attempt, ok, gone) : await this.plainRecords.call(attempt);
     if (!recorded) return { done: true };
     if (ok && !d.test && d.schedule_step === d.attempt_count) webhookDeliveryLag.observe(Math.max(0, Date.now() - d.fact_recorded_at.getTime()) / 1000);
     if (!ok && !d.test) await disableFailing(this.db, this.settings.disableAfterHours, d.endpoint_id);

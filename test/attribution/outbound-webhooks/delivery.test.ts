@@ -149,3 +149,17 @@ describe('the connection goes to the address checked', () => {
     expect(tls.error).toBe('tls');
   });
 });
+
+describe('answers Postgres cannot store as they are', () => {
+  it('keeps an excerpt with NUL bytes, within 1 KiB', async () => {
+    const nul = await startReceiver((_req, res) => res.end(Buffer.alloc(2000, 0)));
+    try {
+      const r = await attempt({ url: nul.url('/nul'), body: '{}', headers: {}, timeoutMs: 5000, rules: { requireHttps: false, allowedNetworks: ['127.0.0.0/8'], publicBaseUrl: 'http://svc.test', dnsServers: undefined } });
+      expect(r.status).toBe(200);
+      expect(r.excerpt).not.toContain('\u0000');
+      expect(Buffer.byteLength(r.excerpt!)).toBeLessThanOrEqual(1024);
+    } finally {
+      await nul.close();
+    }
+  });
+});
