@@ -142,23 +142,21 @@ export type PostRow = {
   sort_key: number;
 };
 
+/**
+ * A page of placements without their creators' names: joining the brand's creators in the same
+ * statement cost about twice the page's own CPU, even for two placements (docs/benchmarks.md, "Reads").
+ */
 function postsQuery(scope: Scope, sort: Sort, limit: number, after: PostCursor | undefined) {
   const key = POST_SORT_KEYS[sort];
   const keyset = after
     ? `WHERE sort_key < {after_key:${key.type}} OR (sort_key = {after_key:${key.type}} AND placement_id > {after_id:String})`
     : '';
   const query = `
-    SELECT p.*, c.name AS creator_name, arrayFirst(h -> h.platform = p.platform, c.handles).handle AS creator_handle
-    FROM (
-        SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate, ${key.expression} AS sort_key
-        FROM (${COUNTED_PLACEMENTS[scope.attribution]})
-        ${keyset}
-        ORDER BY sort_key DESC, placement_id ASC
-        LIMIT {limit:UInt32}
-    ) AS p
-    LEFT JOIN (${BRAND_CREATORS}) AS c ON c.creator_id = p.creator_id
-    ORDER BY p.sort_key DESC, p.placement_id ASC
-    SETTINGS join_use_nulls = 0`;
+    SELECT *, ${ENGAGEMENT_RATE} AS engagement_rate, ${key.expression} AS sort_key
+    FROM (${COUNTED_PLACEMENTS[scope.attribution]})
+    ${keyset}
+    ORDER BY sort_key DESC, placement_id ASC
+    LIMIT {limit:UInt32}`;
   // An integer key goes as a bigint: the client refuses numbers beyond 2^53 - 1, and a cursor may hold 2^53.
   const afterKey = after && key.type === 'Int64' ? BigInt(after.key) : after?.key;
   return { query, params: { ...scopeParams(scope), limit, after_key: afterKey, after_id: after?.id } };
@@ -179,8 +177,14 @@ export type CreatorRow = {
   avg_views: number;
 };
 
-/** posts.csv reads placements in pages of these sizes. */
-const FIRST_CSV_PAGE = 1_000;
+/** Names and handles of these creators, from the mirror of Postgres. */
+const CREATORS_BY_ID = `
+    SELECT creator_id, name, handles
+    FROM creators FINAL
+    WHERE creator_id IN {ids:Array(String)}`;
+
+/** posts.csv reads placements in pages of these sizes: a small first one, so the first bytes leave at once. */
+const FIRST_CSV_PAGE = 100;
 const CSV_PAGE = 10_000;
 
 /** Placements without a creator are answered as one creator row with this name and a null id. */
@@ -242,22 +246,31 @@ export class DataQueries {
     return this.wh.rows<DailyTotals>(DAILY[scope.attribution], scopeParams(scope));
   }
 
-  /** Up to `limit` placements after the cursor, in the order of `sort`. */
-  posts(scope: Scope, sort: Sort, limit: number, after?: PostCursor): Promise<PostRow[]> {
+  /** Up to `limit` placements after the cursor, in the order of `sort`, with their creators' names and handles. */
+  async posts(scope: Scope, sort: Sort, limit: number, after?: PostCursor): Promise<PostRow[]> {
     const { query, params } = postsQuery(scope, sort, limit, after);
-    return this.wh.rows<PostRow>(query, params);
+    type Page = Omit<PostRow, 'creator_name' | 'creator_handle'>;
+    const rows = await this.wh.rows<Page>(query, params);
+    const ids = [...new Set(rows.map((r) => r.creator_id).filter((id) => id !== ''))];
+    type Named = { creator_id: string; name: string; handles: { platform: string; handle: string }[] };
+    const creators = new Map(
+      ids.length === 0 ? [] : (await this.wh.rows<Named>(CREATORS_BY_ID, { ids })).map((c) => [c.creator_id, c] as const),
+    );
+    // A creator not mirrored yet reads as no name and no handle; the handle is the one on the placement's platform.
+    return rows.map((row) => {
+      const creator = creators.get(row.creator_id);
+      const handle = creator?.handles.find((h) => h.platform === row.platform)?.handle ?? '';
+      return { ...row, creator_name: creator?.name ?? '', creator_handle: handle };
+    });
   }
 
   /**
    * Up to `max` placements for CSV, read in keyset pages of the /posts query: a small
-   * first page, so the first bytes leave at once, then larger ones. Each page is streamed
-   * as ClickHouse sends it; only one page is ever in flight.
+   * first page, so the first bytes leave at once, then larger ones. Only one page is ever
+   * held (embedded ClickHouse hands over a result only once complete).
    */
   async postsStream(scope: Scope, sort: Sort, max: number): Promise<AsyncIterable<PostRow>> {
-    const read = (limit: number, after?: PostCursor) => {
-      const { query, params } = postsQuery(scope, sort, limit, after);
-      return this.wh.stream<PostRow>(query, params);
-    };
+    const read = (limit: number, after?: PostCursor) => this.posts(scope, sort, limit, after);
     let limit = Math.min(FIRST_CSV_PAGE, max);
     const first = await read(limit); // awaited here: a failing query fails the request, not the body
     return (async function* () {
