@@ -1,17 +1,36 @@
-import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { attributionErrorHandler } from '../../http/errors';
+import { type Gate, mountRoutes, route } from '../../http/route';
 import type { Config } from '../../config';
 import type { Db } from '../../db/database';
 import { isStorableValue } from '../../storable-text';
-import { isRecordableDraft, type LedgerDraft, PROVIDERS, type RecordLedgerEvent } from '../ledger/types';
-import { Connections } from './connections';
-import { Refusal } from '../../refusal';
+import { isRecordableDraft, type LedgerDraft, PROVIDERS, type Provider, type RecordLedgerEvent } from '../ledger/types';
+import { Refusal, refuse } from '../../refusal';
+import { Connections, type WebhookConnection } from './connections';
 import { type Delivery, type Mapped, unparseable } from './connector';
 import { BrandLedgerView } from './map-context';
 import { createConnectors } from './providers';
 
-const params = z.object({ provider: z.string(), token: z.string() });
+declare module '../../http/route' {
+  interface Callers {
+    /** The billing connection a webhook URL's token names (auth 'webhook_token'). */
+    webhook_token: { provider: Provider; connection: WebhookConnection };
+  }
+}
+
+/** The gate of auth 'webhook_token', once the body is read: the connection the URL names, or 404 unknown_connection. */
+function webhookTokenGate(connections: Connections): Gate<'webhook_token'> {
+  return {
+    at: 'handler',
+    async resolve(req: FastifyRequest) {
+      const { provider, token } = req.params as { provider: string; token: string };
+      const known = PROVIDERS.find((p) => p === provider);
+      const connection = known ? await connections.findByToken(known, token) : null;
+      if (!known || !connection) throw refuse(404, 'unknown_connection');
+      return { provider: known, connection };
+    },
+  };
+}
 
 /**
  * POST /api/webhooks/attribution/:provider/:token (SPEC 4.3): connection (404) → authenticate (401)
@@ -30,14 +49,15 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  app.post('/:provider/:token', async (req, reply) => {
-    // 1. The connection the URL names.
-    const { provider, token } = params.parse(req.params);
-    const known = PROVIDERS.find((p) => p === provider);
-    const connection = known ? await connections.findByToken(known, token) : null;
-    if (!known || !connection) return reply.status(404).send({ error: 'unknown_connection' });
-
-    const connector = connectors[known];
+  // 1. The connection the URL names (the gate), then the steps below.
+  const receive = route({
+    method: 'POST',
+    path: '/:provider/:token',
+    auth: 'webhook_token',
+    summary: "Receive a billing provider's webhook delivery",
+    responses: { 200: { description: '{ok, recorded, ignored}' } },
+    handler: async ({ req, reply }, { provider, connection }) => {
+    const connector = connectors[provider];
     const delivery: Delivery = {
       body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       headers: req.headers,
@@ -86,7 +106,9 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
     }
     await connections.recordDelivery(connection.id, { ok: true, at: delivery.receivedAt });
     return { ok: true, recorded, ignored };
+    },
   });
+  mountRoutes(app, [receive], { gates: { webhook_token: webhookTokenGate(connections) }, queryErrors: 'invalid_request' });
 }
 
 /** A refund's targets extended through the stored references (e.g. payment intent → Checkout session). */
