@@ -4,10 +4,12 @@ import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { outboxPendingSeconds } from '../queues/outbox/sweeper';
 import { healthProbes, ingestionPendingAge, metricsText, registry, storeUp } from '../metrics';
+import { unauthorized } from '../refusal';
 import { bearerToken, safeEqual } from '../secrets';
 import { FACT_KINDS, type FactKind } from '../queues/facts';
 import type { QueueState } from '../queues/queues';
 import type { Warehouse } from '../warehouse/clickhouse';
+import { type Gate, mountRoutes, route } from './route';
 
 /** What health reads: the three stores, the queues' state and the limits it reports against. */
 export type HealthDeps = {
@@ -106,27 +108,45 @@ export class HealthProbe {
   }
 }
 
-/**
- * GET /healthz and GET /metrics (docs/operations.md), on one shared probe. /metrics asks for
- * `Authorization: Bearer <METRICS_TOKEN>` when that is set (docs/operations.md).
- */
+/** The gate of auth 'metrics_token': without METRICS_TOKEN anyone, with it only its Bearer (else 401 unauthorized). */
+function metricsTokenGate(token: string | undefined): Gate<'metrics_token'> {
+  return {
+    at: 'request',
+    async resolve(req) {
+      if (token !== undefined && !safeEqual(bearerToken(req.headers.authorization) ?? '', token)) throw unauthorized();
+      return undefined;
+    },
+  };
+}
+
+/** GET /healthz and GET /metrics (docs/operations.md), on one shared probe. */
 export async function healthRoutes(app: FastifyInstance, { deps: services }: { deps: HealthDeps }) {
   const probe = new HealthProbe(services);
-  const token = services.config.metricsToken;
-
-  app.get('/healthz', async (_req, reply) => {
-    const { stores, degraded } = await probe.read();
-    if (!stores.postgres || !stores.redis || !stores.clickhouse) return reply.status(503).send({ ok: false, ...stores });
-    return degraded?.length ? { ok: true, degraded } : { ok: true };
-  });
-
-  app.get('/metrics', async (req, reply) => {
-    if (token !== undefined && !safeEqual(bearerToken(req.headers.authorization) ?? '', token)) {
-      return reply.status(401).send({ error: 'unauthorized' });
-    }
-    // Refreshes the gauges; a store that does not answer leaves its last values.
-    await probe.read();
-    reply.header('content-type', registry.contentType);
-    return metricsText();
-  });
+  const routes = [
+    route({
+      method: 'GET',
+      path: '/healthz',
+      summary: 'Whether the stores answer, and what is degraded',
+      responses: { 200: { description: '{ok: true, degraded?}' }, 503: { description: '{ok: false, postgres, redis, clickhouse}' } },
+      async handler({ reply }) {
+        const { stores, degraded } = await probe.read();
+        if (!stores.postgres || !stores.redis || !stores.clickhouse) return reply.status(503).send({ ok: false, ...stores });
+        return degraded?.length ? { ok: true, degraded } : { ok: true };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/metrics',
+      auth: 'metrics_token',
+      summary: 'Prometheus metrics',
+      responses: { 200: { description: 'Prometheus text format' }, 401: { description: 'unauthorized' } },
+      async handler({ reply }) {
+        // Refreshes the gauges; a store that does not answer leaves its last values.
+        await probe.read();
+        reply.header('content-type', registry.contentType);
+        return metricsText();
+      },
+    }),
+  ];
+  mountRoutes(app, routes, { gates: { metrics_token: metricsTokenGate(services.config.metricsToken) }, queryErrors: 'invalid_request' });
 }

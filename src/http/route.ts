@@ -109,9 +109,6 @@ export type MountOptions = {
   gates?: Gates;
   /** Counts the routes' limits. */
   rateLimiter?: RateLimiter;
-  /** LEGACY, until every API names its callers: the handlers' second argument, before params. */
-  // biome-ignore lint/suspicious/noExplicitAny: legacy.
-  context?(req: FastifyRequest, reply: FastifyReply, route: Route<any>): Promise<unknown> | unknown;
   /** How a refused query string is answered: 400 invalid_parameter (CONTRACT 5, 8) or 422 invalid_request (CONTRACT 4). */
   queryErrors: 'invalid_parameter' | 'invalid_request';
   /**
@@ -119,7 +116,7 @@ export type MountOptions = {
    * attribution API, docs/api.md) 422 invalid_request when it is not a JSON object, else
    * `invalid_<field>` of the first field at fault or the route's fieldCodes ('fields').
    */
-  bodies?: 'parsed' | 'fields' | 'handler';
+  bodies?: 'parsed' | 'fields';
 };
 
 // The caller a gate resolved before the body was read, for the handler.
@@ -159,7 +156,7 @@ export function mountRoutes(app: FastifyInstance, routes: Route<any>[], opts: Mo
         : {}),
       config: { writesRecords: r.writesRecords === true },
       handler: async (req, reply) => {
-        const caller = gate?.at === 'handler' ? await gate.resolve(req, reply, limits) : opts.context ? await opts.context(req, reply, r) : resolved.get(req);
+        const caller = gate?.at === 'handler' ? await gate.resolve(req, reply, limits) : resolved.get(req);
         const out = await run(r, opts, req, reply, ok, caller);
         if (reply.sent) return reply;
         return out === undefined ? reply.send() : out;
@@ -173,7 +170,7 @@ async function run(r: Route<any>, opts: MountOptions, req: FastifyRequest, reply
   const params = r.params ? parseParams(r.params, req.params) : undefined;
   const query = r.query ? readQuery(r.query, req.query, opts.queryErrors) : undefined;
   const raw = r.optionalBody ? (req.body ?? {}) : req.body;
-  const body = r.body && opts.bodies !== 'handler' ? (opts.bodies === 'fields' ? parseFields(r.body, raw, r.fieldCodes) : r.body.parse(raw)) : undefined;
+  const body = r.body ? (opts.bodies === 'fields' ? parseFields(r.body, raw, r.fieldCodes) : r.body.parse(raw)) : undefined;
   reply.status(ok);
   return r.handler({ params, query, body, req, reply }, caller);
 }

@@ -40,7 +40,19 @@ async function app(queryErrors: 'invalid_parameter' | 'invalid_request') {
         },
       }),
     ],
-    { queryErrors, context: async () => void calls.push('context') },
+    {
+      queryErrors,
+      auth: 'admin',
+      gates: {
+        admin: {
+          at: 'handler',
+          resolve: async () => {
+            calls.push('context');
+            return {};
+          },
+        },
+      },
+    },
   );
   return { a, calls };
 }
