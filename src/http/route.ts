@@ -36,6 +36,8 @@ export interface Callers {
   none: undefined;
   /** An operator: the admin JWT as Bearer (or its cookie on the queue board), src/http/admin-auth.ts. */
   admin: AdminClaims;
+  /** A scraper of /metrics: `Authorization: Bearer <METRICS_TOKEN>` when that is set (src/http/health.ts). */
+  metrics_token: undefined;
 }
 export type Auth = keyof Callers;
 
