@@ -80,11 +80,6 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addHook('onSend', lingerAfterTooLarge);
   app.setNotFoundHandler((_req, reply) => reply.status(404).send({ error: 'not_found' }));
   // The hooks every request runs are plain callbacks, not async functions (a promise each).
-  // Records written through this process show in its next read at once, before their notification is back.
-  app.addHook('onSend', (req, reply, payload, done) => {
-    if (req.routeOptions.config.writesRecords && reply.statusCode < 300) services.recordChanges.changed('records', 'every brand');
-    done(null, payload);
-  });
   app.addHook('onResponse', (req, reply, done) => {
     httpDuration.observe(
       { method: req.method, route: routeLabel(req, req.routeOptions.url), status: String(reply.statusCode) },
@@ -125,10 +120,10 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     webhooks,
     prefix: '/api/internal',
   });
-  const { answers, recordChanges } = services;
-  await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, answers, recordChanges, prefix: '/api/v1' });
+  const { reads, recordChanges } = services;
+  await app.register(dataApiRoutes, { db, warehouse, publicBaseUrl, rateLimiter, reads, prefix: '/api/v1' });
   const loginLimitPrefix = `${config.queuePrefix}:login-limit:`;
-  await app.register(portalRoutes, { ...domainDeps, warehouse, answers, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, rateLimiter, prefix: '/api/client' });
+  await app.register(portalRoutes, { ...domainDeps, warehouse, reads, recordChanges, redis, loginLimitPrefix, secretKey, webhooks, rateLimiter, prefix: '/api/client' });
   await app.register(portalPageRoutes);
   // One ledger for the pixel/SDK events and the provider webhooks: one path to the ledger rows.
   const ledger = createLedger(services);

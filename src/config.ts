@@ -89,7 +89,7 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Redis memory the install IP match may hold, in MiB (docs/operations.md). */
   IP_MATCH_MEMORY_MB: wholeNumber(1, 4096, 64),
-  /** Memory for answers of reads over facts, in MiB (src/http/answer-cache.ts); 0 turns the cache off. */
+  /** Memory for answers of reads over facts, in MiB (src/reads/pipeline.ts); 0 turns the cache off. */
   READ_CACHE_MB: wholeNumber(0, 4096, 64),
   /** /healthz lists `ingestion_lag` past this age of the oldest fact not yet queryable. */
   INGESTION_LAG_DEGRADED_SECONDS: wholeNumber(1, 86_400, 300),

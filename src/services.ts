@@ -2,9 +2,7 @@ import type { Redis } from 'ioredis';
 import { type Config, ConfigError } from './config';
 import { ChangeFeed } from './db/change-feed';
 import { createDb, type Db, ensureDatabase } from './db/database';
-import { type RecordChanges, recordChanges as recordChangesFeed } from './db/record-changes';
 import { migratePostgres } from './db/migrate';
-import { AnswerCache } from './http/answer-cache';
 import { RateLimiter } from './http/rate-limit';
 import type { Logger } from './logger';
 import type { Queues } from './facts';
@@ -13,7 +11,8 @@ import { createRedis, readyWithin } from './queues/redis';
 import { RepeatedLog } from './repeated-log';
 import { RELEASE_WAIT_MS } from './wait-for-release';
 import { createWarehouse, type Warehouse } from './warehouse/clickhouse';
-import { type FactChanges, factChanges as factChangesFeed } from './warehouse/fact-changes';
+import { type FactChanges, factChanges as factChangesFeed, RECORD_CHANGES, type RecordChanges, recordChanges as recordChangesFeed } from './reads/changes';
+import { Reads } from './reads/pipeline';
 import { migrateWarehouse } from './warehouse/migrate';
 
 /** The connections a process holds, created once and handed to routes and workers. */
@@ -26,10 +25,11 @@ export type Services = {
   queues: Queues;
   /** Changes to what clicks are served by (migrations/0006): the served-link cache follows it. */
   linkChanges: ChangeFeed;
-  /** Facts landed and records changed, per brand: what the cached answers of reads follow. */
+  /** Facts landed and records changed, per brand: the versions of the read pipeline's answers. */
   factChanges: FactChanges;
   recordChanges: RecordChanges;
-  answers: AnswerCache;
+  /** The read pipeline of the Data API and the portal (src/reads/pipeline.ts). */
+  reads: Reads;
   /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
   rateLimiter: RateLimiter;
 };
@@ -40,7 +40,11 @@ export type Services = {
  */
 export async function openStores(config: Config, log: Logger, use: 'requests' | 'workers'): Promise<{ db: Db; warehouse: Warehouse }> {
   const { pgStatementMs, pgConnectMs, clickhouseQueryMs } = config.timeouts;
-  const db = createDb(config.databaseUrl, 10, use === 'requests' ? { statementMs: pgStatementMs, connectMs: pgConnectMs } : undefined);
+  // The API's connections hear the record changes they write (src/reads/changes.ts, followWrites).
+  const db =
+    use === 'requests'
+      ? createDb(config.databaseUrl, 10, { statementMs: pgStatementMs, connectMs: pgConnectMs }, [RECORD_CHANGES])
+      : createDb(config.databaseUrl, 10);
   const warehouse = await createWarehouse({
     url: config.clickhouseUrl,
     database: config.clickhouseDatabase,
@@ -67,10 +71,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const linkChanges = new ChangeFeed(config.databaseUrl, 'link_changes', log);
   const recordChanges = recordChangesFeed(config.databaseUrl, log);
   const factChanges = factChangesFeed(config.databaseUrl, log);
+  recordChanges.followWrites(db);
   await Promise.all([linkChanges.start(), recordChanges.start(), factChanges.start()]);
-  const answers = new AnswerCache({ facts: factChanges, records: recordChanges, maxBytes: config.readCacheBytes });
+  const reads = new Reads({ facts: factChanges, records: recordChanges, maxBytes: config.readCacheBytes });
   const rateLimiter = new RateLimiter(redis, { prefix: config.queuePrefix, secretKey: config.secretKey, limits: config.rateLimits });
-  return { config, log, db, redis, warehouse, queues, linkChanges, factChanges, recordChanges, answers, rateLimiter };
+  return { config, log, db, redis, warehouse, queues, linkChanges, factChanges, recordChanges, reads, rateLimiter };
 }
 
 /** Applies pending Postgres and ClickHouse migrations. */

@@ -9,7 +9,7 @@ import { OUTBOX_KINDS } from '../src/queues/outbox/accept';
 import { confirmWarehoused, type Outbox } from '../src/queues/outbox/sweeper';
 import { backoffDelay } from '../src/queues/queues';
 import type { QueryParams, Warehouse } from '../src/warehouse/clickhouse';
-import { type FactArea, publishFactChanges } from '../src/warehouse/fact-changes';
+import { type FactArea, publishFactChanges } from '../src/reads/changes';
 import { RepeatedLog } from '../src/repeated-log';
 
 /** What a writer's hooks may use; `webhooks` turns the attribution facts into webhook deliveries (workers/writers.ts). */
@@ -34,7 +34,7 @@ export type FactWriter<Row extends FactRow = FactRow> = {
   afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
   /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
   outbox?: { source: Outbox['source']; fact(row: never): Row };
-  /** The brands whose facts of `area` a written batch changed: their cached answers are read again (src/http/answer-cache.ts). */
+  /** The brands whose facts of `area` a written batch changed: their cached answers are read again (src/reads/pipeline.ts). */
   lands?: { area: FactArea; brands(rows: Row[], ctx: WriterContext): Promise<string[] | 'every brand'> | string[] | 'every brand' };
   maxRows?: number;
   maxWaitMs?: number;

@@ -12,7 +12,7 @@ const writer = <K extends FactKind>(w: FactWriter<FactRows[K]> & { kind: K }): F
 
 const derive = (rows: { placement_id: string }[], { warehouse }: WriterContext) => derivePlacements(warehouse, rows.map((r) => r.placement_id));
 
-/** Cached answers follow the brands of a batch (src/http/answer-cache.ts). */
+/** The read pipeline's answers follow the brands of a batch (src/reads/changes.ts). */
 const brandsOfRows = (rows: { brand_id: string }[]) => rows.map((r) => r.brand_id);
 const placementsLand = { area: 'placements', brands: brandsOfRows } as const;
 const attributionLands = { area: 'attribution', brands: brandsOfRows } as const;

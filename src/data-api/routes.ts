@@ -1,7 +1,8 @@
 import type { z } from 'zod';
 import { schemaRef } from '../http/openapi';
-import { questionOf, sendJsonText } from '../http/answer-cache';
 import { type Route, route } from '../http/route';
+import type { FactArea } from '../reads/changes';
+import { sendJsonText } from '../reads/pipeline';
 import { decodeCursor, encodeCursor } from './cursor';
 import { type CsvBody, sendCsv } from './csv';
 import {
@@ -13,7 +14,7 @@ import {
   postsQuery,
   type Scope,
 } from './params';
-import { type DataContext, type DataRequest, dataRequest } from './request';
+import type { DataContext } from './request';
 import {
   brandSchema,
   creatorCsvRecord,
@@ -36,6 +37,7 @@ import {
   toCreator,
   toPost,
 } from './resources';
+import type { DataRequest } from './scope';
 
 /**
  * The Data API endpoints (SPEC 4.1), each as: path, query schema, answer, handler.
@@ -85,11 +87,16 @@ const stampable = (answer: { data: unknown; pagination?: unknown; meta: Meta }) 
 };
 const stamped = (cut: string) => `${cut}${new Date().toISOString()}"}}`;
 
-/** A JSON endpoint: its answer enveloped with the request's meta (SPEC 2.1). */
+/**
+ * A JSON endpoint: a read of the pipeline (src/reads/pipeline.ts), its answer enveloped with the
+ * request's meta (SPEC 2.1) and kept until the brand's records or the facts it `reads` change.
+ */
 const json = <S extends QuerySchema>(e: {
   path: string;
   summary: string;
   query: S;
+  /** The facts the answer counts (besides the brand's records). */
+  reads: FactArea;
   response: { name: string; schema: z.ZodType };
   handle(r: DataRequest<z.output<S>>): Promise<JsonAnswer>;
 }): Route<DataContext> => {
@@ -103,20 +110,25 @@ const json = <S extends QuerySchema>(e: {
     summary: e.summary,
     query: e.query as QuerySchema,
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaRef(e.response.name) } } }, ...errorResponses },
-    async handler({ query, reply }, ctx: DataContext) {
+    async handler({ query, reply }, { brandId, reader }: DataContext) {
       const { api_key: _, ...asked } = query as CommonQuery;
-      const question = questionOf(e.path, asked);
-      const answered = await ctx.answers.answer('placements', ctx.brand.id, question, async () => {
-        const r = await dataRequest(ctx, query as z.output<S>);
-        const { data, pagination } = await e.handle(r);
-        return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
-      }, ctx.version);
+      const answered = await reader.reads.answer({
+        brandId,
+        reads: e.reads,
+        path: e.path,
+        query: asked,
+        scope: () => reader.scope(brandId, query as z.output<S>),
+        async answer(r) {
+          const { data, pagination } = await e.handle(r);
+          return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
+        },
+      });
       return sendJsonText(reply, stamped(answered));
     },
   });
 };
 
-/** A CSV endpoint: a header row, then records streamed as they are read. */
+/** A CSV endpoint: the read's scope, then a header row and records streamed as they are read (never kept). */
 const csv = <S extends QuerySchema>(e: {
   path: string;
   summary: string;
@@ -139,8 +151,8 @@ const csv = <S extends QuerySchema>(e: {
       },
       ...errorResponses,
     },
-    async handler({ query, reply }, ctx: DataContext) {
-      return sendCsv(reply, await e.handle(await dataRequest(ctx, query as z.output<S>)));
+    async handler({ query, reply }, { brandId, reader }: DataContext) {
+      return sendCsv(reply, await e.handle(await reader.scope(brandId, query as z.output<S>)));
     },
   });
 
@@ -158,6 +170,7 @@ async function* mapRows<T>(rows: AsyncIterable<T>, record: (row: T) => unknown[]
 export const endpoints: Route<DataContext>[] = [
   json({
     path: '/brand',
+    reads: 'placements',
     summary: 'The brand, its default platforms and its visible campaigns',
     query: commonQuery,
     response: { name: 'BrandResponse', schema: envelope(brandSchema) },
@@ -169,6 +182,7 @@ export const endpoints: Route<DataContext>[] = [
 
   json({
     path: '/metrics/summary',
+    reads: 'placements',
     summary: 'Totals of the placements counted in the range',
     query: commonQuery,
     response: { name: 'SummaryResponse', schema: envelope(summarySchema) },
@@ -181,6 +195,7 @@ export const endpoints: Route<DataContext>[] = [
 
   json({
     path: '/metrics/daily',
+    reads: 'placements',
     summary: 'One row per day of the range',
     query: dailyQuery,
     response: { name: 'DailyResponse', schema: envelope(dailyRowSchema.array()) },
@@ -192,6 +207,7 @@ export const endpoints: Route<DataContext>[] = [
 
   json({
     path: '/posts',
+    reads: 'placements',
     summary: 'Placements, a page at a time (follow pagination.next_cursor while has_more)',
     query: postsQuery,
     response: { name: 'PostsResponse', schema: pagedEnvelope(postSchema.array(), cursorPaginationSchema) },
@@ -214,6 +230,7 @@ export const endpoints: Route<DataContext>[] = [
 
   json({
     path: '/creators',
+    reads: 'placements',
     summary: 'Creators by views, then name, a page at a time',
     query: creatorsQuery,
     response: { name: 'CreatorsResponse', schema: pagedEnvelope(creatorSchema.array(), pagePaginationSchema) },

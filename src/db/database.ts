@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema';
 
@@ -17,7 +17,7 @@ export type PgTimeouts = { statementMs: number; connectMs: number };
  * bounded by `connectMs` and a statement by `statementMs`, also on a hung server; without, statements
  * run as long as they need (migrations, CLI, workers).
  */
-export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts): Db {
+export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts, ownNotices: readonly string[] = []): Db {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max,
@@ -32,12 +32,40 @@ export function createDb(databaseUrl: string, max = 10, timeouts?: PgTimeouts): 
   // Either way it is dropped and the next query opens a new one, so it must not crash us.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const takers: OwnNoticeTaker[] = [];
+  // A connection hears its own notices before the statement (or COMMIT) that sent them resolves.
+  if (ownNotices.length) {
+    pool.on('connect', (client) => {
+      // The backend's pid (pg sets it from BackendKeyData; its types leave it out): other sessions' notices are the feed's.
+      const own = client as pg.PoolClient & { processID: number };
+      client.on('notification', (n) => {
+        if (n.processId === own.processID) for (const take of takers) take(n.channel, n.payload ?? '');
+      });
+    });
+  }
+  const listen = async (connection: DatabaseConnection) => {
+    for (const channel of ownNotices) await connection.executeQuery(CompiledQuery.raw(`LISTEN ${pg.escapeIdentifier(channel)}`));
+  };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, ...(ownNotices.length && { onCreateConnection: listen }) }) });
   pools.set(db, pool);
+  noticeTakers.set(db, takers);
   return db;
 }
 
 const pools = new WeakMap<Db, pg.Pool>();
+
+type OwnNoticeTaker = (channel: string, payload: string) => void;
+const noticeTakers = new WeakMap<Db, OwnNoticeTaker[]>();
+
+/**
+ * Hands `take` every notice a statement of this pool sends on a channel createDb listens to
+ * (`ownNotices`), once it is committed and before that statement's promise resolves.
+ */
+export function onOwnNotices(db: Db, take: OwnNoticeTaker): void {
+  const takers = noticeTakers.get(db);
+  if (!takers) throw new Error('onOwnNotices: not a database made by createDb');
+  takers.push(take);
+}
 
 /**
  * Runs a statement prepared once per connection (a named statement): Postgres parses and

@@ -13,13 +13,6 @@ import { enforceRateLimit, type RateLimiter, type RateLimitKind } from './rate-l
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** See Route.writesRecords. */
-    writesRecords?: boolean;
-  }
-}
-
 /** An answer as documented: a zod schema, null for no body, or an OpenAPI response object as is. */
 export type Answer = z.ZodType | null | { description: string; [k: string]: unknown };
 
@@ -77,11 +70,6 @@ export type Route<C = any> = {
   limits?: RateLimitKind[];
   /** bodies 'fields': the code a refused field answers instead of `invalid_<field>` (e.g. install_id_required). */
   fieldCodes?: Record<string, string>;
-  /**
-   * Writes the records cached answers name (the tables of migrations/0011): once it succeeds this
-   * process drops them at once, before Postgres's notice comes back (src/app.ts).
-   */
-  writesRecords?: boolean;
   // biome-ignore lint/suspicious/noExplicitAny: each route's own types are checked where route() builds it.
   handler(input: RouteInput<any, any, any>, caller: C): Promise<unknown>;
 };
@@ -156,7 +144,6 @@ export function mountRoutes(app: FastifyInstance, routes: Route<any>[], opts: Mo
             },
           }
         : {}),
-      config: { writesRecords: r.writesRecords === true },
       handler: async (req, reply) => {
         const caller = gate?.at === 'handler' ? await gate.resolve(req, reply, limits) : resolved.get(req);
         const out = await run(r, opts, req, reply, ok, caller);

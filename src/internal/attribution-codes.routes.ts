@@ -43,7 +43,6 @@ export const attributionCodeRoutes = (deps: ListReader) => [
   route({
     method: 'POST',
     path: '/attribution-codes',
-    writesRecords: true,
     summary: "Create a code; without a label, the first free one from the creator's name",
     body: createBody,
     responses: { 201: answers.item('The code'), ...errors.write, 409: errors.code('label_taken') },
@@ -54,7 +53,6 @@ export const attributionCodeRoutes = (deps: ListReader) => [
   route({
     method: 'PATCH',
     path: '/attribution-codes/:id',
-    writesRecords: true,
     summary: 'Change the label or active',
     params: idParams,
     body: patchBody,
@@ -64,7 +62,6 @@ export const attributionCodeRoutes = (deps: ListReader) => [
   route({
     method: 'DELETE',
     path: '/attribution-codes/:id',
-    writesRecords: true,
     summary: 'Delete a code nothing was credited with',
     params: idParams,
     responses: { 204: null, ...errors.one, 409: errors.code('code_in_use') },

@@ -43,7 +43,6 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'POST',
     path: '/attribution-domains',
-    writesRecords: true,
     summary:
       "Register a domain: shared without brand_id, else the brand's custom domain. Trusted: served at once. A brand's own pending portal claim of the hostname becomes this operator domain",
     body: createBody,
@@ -59,7 +58,6 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'POST',
     path: '/attribution-domains/:id/check',
-    writesRecords: true,
     summary: 'Look the DNS records up again: verified when all are found; a verified domain whose records go stays verified, with records_missing_since',
     params: idParams,
     responses: { 200: answers.item('The domain'), ...errors.one, 409: errors.code('domain_taken: another claim of this hostname verified first') },
@@ -71,7 +69,6 @@ export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'DELETE',
     path: '/attribution-domains/:id',
-    writesRecords: true,
     summary: 'Remove a domain no link uses',
     params: idParams,
     responses: { 204: null, ...errors.one, 409: errors.code('domain_has_links') },

@@ -83,7 +83,6 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
     route({
       method: 'POST',
       path: '/attribution-links',
-      writesRecords: true,
       summary: "Create a link on a shared domain or on the brand's own",
       body: createBody,
       responses: { 201: answers.item('The link'), ...errors.write, 409: errors.code('slug_taken') },
@@ -94,7 +93,6 @@ export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse
     route({
       method: 'PATCH',
       path: '/attribution-links/:id',
-      writesRecords: true,
       summary: 'Change active, destination_url, ios_url, android_url or deep_link (null clears it)',
       params: linkParams,
       body: patchBody,

@@ -23,7 +23,6 @@ export const brandRoutes = ({ db }: { db: Db }) => [
   route({
     method: 'POST',
     path: '/brands',
-    writesRecords: true,
     summary: 'Create a brand with its pixel key; default_platforms defaults to every platform',
     body: createBody,
     responses: { 201: answers.item('The brand, with its pixel_key'), ...errors.write },

@@ -26,7 +26,6 @@ export const campaignRoutes = ({ db }: { db: Db }) => [
   route({
     method: 'POST',
     path: '/campaigns',
-    writesRecords: true,
     summary: 'Create a campaign of a brand',
     body: createBody,
     responses: { 201: answers.item('The campaign'), ...errors.write },

@@ -20,7 +20,6 @@ export const creatorRoutes = (deps: Pick<InternalDeps, 'db' | 'queues' | 'log'>)
   route({
     method: 'POST',
     path: '/creators',
-    writesRecords: true,
     summary: 'Create a creator',
     body: createBody,
     responses: { 201: answers.item('The creator'), ...errors.write },

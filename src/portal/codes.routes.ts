@@ -19,6 +19,7 @@ const portalCode = z.object({
 export const codeRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/codes',
+    reads: 'attribution',
     summary: "The brand's creator codes with conversions and revenue in the range (read-only)",
     query: codesQuery,
     item: portalCode,

@@ -44,7 +44,7 @@ export const domainRoutes = (deps: PortalDeps) => [
     summary: "Shared domains plus the brand's custom domains, by hostname",
     query: domainsQuery,
     item: portalDomain,
-    uncached: true,
+    reads: null,
     read: async (brandId, page) => {
       const { data, pagination } = await listDomains(deps.db, { brandId }, page);
       return { data: data.map(toJson), pagination };
@@ -54,7 +54,6 @@ export const domainRoutes = (deps: PortalDeps) => [
     method: 'POST',
     auth: 'session',
     path: '/domains',
-    writesRecords: true,
     summary: 'Register a custom domain for this brand; answers the DNS records to create',
     body: createDomain,
     responses: {
@@ -72,7 +71,6 @@ export const domainRoutes = (deps: PortalDeps) => [
     method: 'POST',
     auth: 'session',
     path: '/domains/:id/check',
-    writesRecords: true,
     summary: 'Re-run hosting verification and refresh the DNS instructions; the first claim of a hostname to verify takes it',
     params: idParams,
     responses: { 200: portalDomain, 401: readErrors[401], ...notYours, 409: errorSchema('domain_taken: another claim of this hostname verified first') },
@@ -85,7 +83,6 @@ export const domainRoutes = (deps: PortalDeps) => [
     method: 'DELETE',
     auth: 'session',
     path: '/domains/:id',
-    writesRecords: true,
     summary: 'Remove a custom domain no link uses',
     params: idParams,
     responses: { 204: null, 401: readErrors[401], ...notYours, 409: errorSchema('domain_has_links') },

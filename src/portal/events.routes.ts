@@ -43,6 +43,7 @@ const ledgerItem = z.object({
 export const eventRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/events',
+    reads: 'attribution',
     summary: 'The ledger feed, newest first, paged with a cursor',
     query: eventsQuery,
     item: ledgerItem,

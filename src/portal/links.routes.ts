@@ -30,6 +30,7 @@ const portalLink = z.object({
 export const linkRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/links',
+    reads: 'attribution',
     summary: "The brand's creator links with clicks, installs, conversions and revenue in the range",
     query: linksQuery,
     item: portalLink,

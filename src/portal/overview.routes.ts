@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PERIODS } from '../http/query';
 import { route } from '../http/route';
 import type { WebhookServices } from '../attribution/outbound-webhooks/service';
-import { questionOf, sendJsonText } from '../http/answer-cache';
+import { sendJsonText } from '../reads/pipeline';
 import type { PortalReads } from './list';
 import { overview } from './overview.queries';
 import { portalRange, rangeParams } from './range';
@@ -36,7 +36,7 @@ const webhookAlerts = z
   .describe('Webhook endpoints failing, or disabled other than by the brand (docs/webhooks.md)');
 
 /** GET /overview (SPEC 4.4, CONTRACT 8). */
-export const overviewRoutes = ({ warehouse, answers, webhooks }: PortalReads & { webhooks: WebhookServices }) => [
+export const overviewRoutes = ({ warehouse, reads, webhooks }: PortalReads & { webhooks: WebhookServices }) => [
   route({
     method: 'GET',
     auth: 'session',
@@ -46,11 +46,15 @@ export const overviewRoutes = ({ warehouse, answers, webhooks }: PortalReads & {
     responses: { 200: overviewAnswer.extend({ webhook_alerts: webhookAlerts }), ...readErrors },
     async handler({ query, req, reply }, session) {
       const brandId = session.brandId;
-      // The numbers are cached until facts land; the webhook alerts, a record read, are read each time.
+      // The numbers are kept until attribution facts land; the webhook alerts, a record read, are read each time.
       const [text, alerts] = await Promise.all([
-        answers.answer('attribution', brandId, questionOf(req.routeOptions.url ?? '', query), async () => {
-          const range = await portalRange(warehouse, brandId, query);
-          return JSON.stringify(answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period }));
+        reads.answer({
+          brandId,
+          reads: 'attribution',
+          path: req.routeOptions.url ?? '/overview',
+          query,
+          scope: () => portalRange(warehouse, brandId, query),
+          answer: async (range) => JSON.stringify(answer(overviewAnswer, { ...(await overview(warehouse, brandId, range)), period: range.period })),
         }),
         webhooks.endpoints.alerts(brandId),
       ]);

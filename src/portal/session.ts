@@ -1,8 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BoundedMap } from '../bounded-map';
-import { EVERY_BRAND } from '../db/brand-changes';
 import type { Db } from '../db/database';
-import type { RecordChanges } from '../db/record-changes';
+import { EVERY_BRAND, type RecordChanges } from '../reads/changes';
 import { refuse } from '../refusal';
 import { enforceRateLimit, type RateLimiter, type RateLimitKind } from '../http/rate-limit';
 import type { Gate } from '../http/route';

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../../src/db/database';
 import { createLogger } from '../../src/logger';
-import { factChanges, publishFactChanges } from '../../src/warehouse/fact-changes';
+import { factChanges, publishFactChanges } from '../../src/reads/changes';
 import { ownDatabase } from '../helpers/harness';
 
 /** caughtUp() is what lets a reader see a write's notice as soon as the write is done (test harness settle). */

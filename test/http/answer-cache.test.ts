@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDb } from '../../src/db/database';
 import { createDomain, createLink } from '../helpers/attribution-fixtures';
 import { createBrand, createCreator } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
@@ -6,7 +7,7 @@ import { addPlacements, addSnapshots, api, brandWithKey, createCampaign } from '
 import { createPortalUser, portal, portalLogin } from '../portal/helpers';
 
 /**
- * Answers of reads over facts are cached per brand and question (src/http/answer-cache.ts):
+ * Answers of reads over facts are cached per brand and question (src/reads/pipeline.ts):
  * served again without ClickHouse, read again once that brand's facts land (the writers'
  * notifications) or a record they name changes, and never across brands.
  */
@@ -152,15 +153,19 @@ describe('Data API answers', () => {
   it("stay cached when another brand's records change, and are read again when their own do", async () => {
     const neighbour = await brandWithKey(t, { name: 'Neighbour' });
     await summary();
-    // Written straight to Postgres, as another process would: only the notification reaches this one.
-    const campaign = (brand: string, id: string) =>
-      t.services.db.insertInto('campaigns').values({ id, brand_id: brand, name: id, status: 'active' }).execute();
-    await campaign(neighbour.brand.id, 'neighbour-spring');
-    await t.services.recordChanges.caughtUp();
-    expect((await reads(() => summary())).reads).toBe(0);
-    await campaign(brandId, 'own-autumn');
-    await t.services.recordChanges.caughtUp();
-    expect((await reads(() => summary())).reads).toBeGreaterThan(0);
+    // Written by another process (its own pool): only the notification reaches this one.
+    const elsewhere = createDb(t.config.databaseUrl, 1);
+    const campaign = (brand: string, id: string) => elsewhere.insertInto('campaigns').values({ id, brand_id: brand, name: id, status: 'active' }).execute();
+    try {
+      await campaign(neighbour.brand.id, 'neighbour-spring');
+      await t.services.recordChanges.caughtUp();
+      expect((await reads(() => summary())).reads).toBe(0);
+      await campaign(brandId, 'own-autumn');
+      await t.services.recordChanges.caughtUp();
+      expect((await reads(() => summary())).reads).toBeGreaterThan(0);
+    } finally {
+      await elsewhere.destroy();
+    }
   });
 
   it('share one read among concurrent requests of one question', async () => {

@@ -1,0 +1,112 @@
+import { BoundedMap } from '../bounded-map';
+import type { Db } from '../db/database';
+import { todayUtc } from '../http/query';
+import type { RecordChanges } from '../reads/changes';
+import type { Reads } from '../reads/pipeline';
+import type { Warehouse } from '../warehouse/clickhouse';
+import { type CommonQuery, resolveScope, type Scope } from './params';
+import { DataQueries } from './queries';
+
+/** The scope step of a Data API read (src/reads/pipeline.ts): the brand's records and the query resolved against them. */
+
+export type Campaign = { id: string; name: string; status: string; start_date: string | null; end_date: string | null };
+export type Brand = { id: string; name: string; logo_url: string | null; default_platforms: string[] };
+type BrandRecord = { brand: Brand; campaigns: Campaign[] };
+
+/** A validated request in its scope: the brand, its visible campaigns, the parameters and the resolved scope. */
+export type DataRequest<Q> = BrandRecord & {
+  queries: DataQueries;
+  campaignNames: Map<string, string>;
+  query: Q;
+  scope: Scope;
+  metricsSince(): Promise<string | null>;
+};
+
+/** What every Data API read uses: the pipeline, the ClickHouse queries and the brands' records. */
+export class DataReader {
+  readonly queries: DataQueries;
+  private readonly brands: BrandDirectory;
+
+  constructor(
+    db: Db,
+    warehouse: Warehouse,
+    readonly reads: Reads,
+  ) {
+    this.queries = new DataQueries(warehouse);
+    this.brands = new BrandDirectory(db, reads.records);
+  }
+
+  /** The brand and its visible campaigns; undefined when the brand is gone. */
+  brand(brandId: string): Promise<BrandRecord | undefined> {
+    return this.brands.get(brandId);
+  }
+
+  /** Resolves a validated query's scope against the brand (campaigns visible to it, its first posting day). */
+  async scope<Q extends CommonQuery>(brandId: string, query: Q): Promise<DataRequest<Q>> {
+    const found = await this.brands.get(brandId);
+    // Authentication found the brand a moment ago: only a brand deleted since then is missing.
+    if (!found) throw new Error(`brand ${brandId} was deleted during the request`);
+    const { brand, campaigns } = found;
+    const visibleCampaignIds = campaigns.map((c) => c.id);
+    let since: Promise<string | null> | undefined;
+    // The first posting day changes only when placements land: kept as the answers are.
+    const metricsSince = () => {
+      since ??= this.reads.value(brand.id, 'placements', `metrics_since ${visibleCampaignIds.join(',')}`, () => this.queries.metricsSince(brand.id, visibleCampaignIds));
+      return since;
+    };
+    const scope = await resolveScope(query, {
+      brandId: brand.id,
+      defaultPlatforms: brand.default_platforms,
+      visibleCampaignIds,
+      today: todayUtc(),
+      metricsSince,
+    });
+    const campaignNames = new Map(campaigns.map((c) => [c.id, c.name]));
+    return { brand, campaigns, queries: this.queries, campaignNames, query, scope, metricsSince };
+  }
+}
+
+/**
+ * Brands and their visible campaigns, read from Postgres once per change of those records
+ * (the brand's record changes); while the feed is down every request reads them.
+ */
+class BrandDirectory {
+  private readonly cache = new BoundedMap<string, { version: string; record: Promise<BrandRecord | undefined> }>({ maxEntries: 10_000 });
+
+  constructor(
+    private readonly db: Db,
+    private readonly changes: RecordChanges,
+  ) {}
+
+  get(brandId: string): Promise<BrandRecord | undefined> {
+    if (!this.changes.live) return this.read(brandId);
+    const version = this.changes.version('records', brandId);
+    const hit = this.cache.get(brandId);
+    if (hit?.version === version) return hit.record;
+    const record = this.read(brandId);
+    record.catch(() => {
+      if (this.cache.get(brandId)?.record === record) this.cache.delete(brandId);
+    });
+    this.cache.set(brandId, { version, record });
+    return record;
+  }
+
+  private async read(brandId: string): Promise<BrandRecord | undefined> {
+    const [brand, campaigns] = await Promise.all([
+      this.db
+        .selectFrom('brands')
+        .select(['id', 'name', 'logo_url', 'default_platforms'])
+        .where('id', '=', brandId)
+        .executeTakeFirst(),
+      this.db
+        .selectFrom('campaigns')
+        .select(['id', 'name', 'status', 'start_date', 'end_date'])
+        .where('brand_id', '=', brandId)
+        .where('visible', '=', true)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute(),
+    ]);
+    return brand && { brand, campaigns };
+  }
+}
