@@ -45,7 +45,7 @@ const imports = readImports(files);
 // The parts of the house (see docs/architecture.md).
 const under = (...folders: string[]) => (f: string) => folders.some((d) => f.startsWith(`${d}/`));
 const isPlumbing = (f: string) =>
-  under('src/db', 'src/warehouse', 'src/queues', 'src/http')(f) ||
+  under('src/db', 'src/warehouse', 'src/queues', 'src/http', 'src/reads')(f) ||
   /^src\/(config|logger|metrics|repeated-log|secrets|platforms|wait-for-release|refusal|storable-text|recordable-time|client-address)\.ts$/.test(f);
 const isCapability = under('src/attribution', 'src/data-api', 'src/portal', 'src/internal', 'src/demo');
 const isRouteFile = (f: string) =>
@@ -85,6 +85,10 @@ const RULES: Rule[] = [
   {
     name: 'placements and src/facts.ts import no capability: the Data API, the internal API and the workers use them',
     breaks: (i) => (isPlacements(i.from) || i.from === 'src/facts.ts') && isCapability(i.to) && !isDomain(i.to),
+  },
+  {
+    name: 'answers are kept by the read pipeline only: nothing outside src/reads imports the answer cache',
+    breaks: (i) => i.to === 'src/reads/answers.ts' && !under('src/reads')(i.from),
   },
 ];
 
@@ -155,6 +159,9 @@ describe('import rules (docs/architecture.md)', () => {
     expect(breaks(imp('src/facts.ts', 'src/attribution/clicks/fact.ts'))).toEqual([]);
     expect(breaks(imp('src/internal/placements.routes.ts', 'src/placements/intake.ts'))).toEqual([]);
     expect(breaks(imp('src/warehouse/values.ts', 'src/placements/facts.ts'))).toEqual([RULES[2]!.name]);
+    expect(breaks(imp('src/portal/list.ts', 'src/reads/answers.ts'))).toEqual([RULES[6]!.name]);
+    expect(breaks(imp('src/portal/list.ts', 'src/reads/pipeline.ts'))).toEqual([]);
+    expect(breaks(imp('src/reads/pipeline.ts', 'src/data-api/queries.ts'))).toEqual([RULES[2]!.name]);
     const loop = [imp('src/a.ts', 'src/b.ts'), imp('src/b.ts', 'src/c.ts'), imp('src/c.ts', 'src/a.ts'), imp('src/c.ts', 'src/d.ts')];
     expect(cycles(loop)).toEqual([['src/a.ts', 'src/b.ts', 'src/c.ts']]);
   });
