@@ -3,7 +3,7 @@ import { type Kysely, sql } from 'kysely';
 /**
  * Any change to the records that cached reads answer with (brands, their campaigns, creators,
  * links, domains, codes) notifies `record_changes`, committed with the change: every API process
- * then drops its cached answers (src/http/answer-cache.ts). One notification per statement; a
+ * then drops its cached answers (src/reads/changes.ts). One notification per statement; a
  * code's credited_count, which every accepted install and event may move, is not such a change.
  */
 const TABLES: [string, string][] = [
