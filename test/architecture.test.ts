@@ -185,3 +185,41 @@ describe('import rules (docs/architecture.md)', () => {
     expect([...ALLOWED_CYCLES].filter((c) => !nowCycles.has(c))).toEqual([]);
   });
 });
+
+// One way into each API (docs/architecture.md, "A request's path"): a route's descriptor names its
+// caller (`auth`) and limits; the API's gate resolves the caller, in one place, before the handler.
+const sources = files.filter((f) => f.startsWith('src/') && !isBrowser(f)).map((f) => ({ f, text: readFileSync(join(root, f), 'utf8') }));
+const definesGate = (text: string) => /Gate<'\w+'>/.test(text);
+// Reading a credential or its brand: an API key, a session cookie, a pixel key, a webhook URL's token, an admin JWT.
+const CREDENTIAL_READS = /\bapiKeyOf\(req\)|\.brandIdFor\(|\.byToken\(|\.brandOf\(|\.findByToken\(|\bverifyAdminToken\(/;
+// The admin gate is plumbing that route.ts imports (its Gate type would be a cycle); the queue board serves bull-board's own routes.
+const CREDENTIALS_OUTSIDE_GATES = new Set(['src/http/admin-auth.ts', 'src/http/bull-board.ts']);
+
+describe('one way in (docs/architecture.md)', () => {
+  it('no code reads the caller from the request: handlers are given it (no req.portal)', () => {
+    expect(sources.filter(({ text }) => /\breq\.portal\b|portal\?: PortalSession/.test(text)).map(({ f }) => f)).toEqual([]);
+  });
+
+  it('credentials are read only by the gates that resolve callers, never in a handler', () => {
+    const readers = sources.filter(({ f, text }) => CREDENTIAL_READS.test(text) && !definesGate(text) && !CREDENTIALS_OUTSIDE_GATES.has(f));
+    expect(readers.map(({ f }) => f)).toEqual([]);
+  });
+
+  it('limits are named by routes, not applied by hooks keyed on a list of paths', () => {
+    const hooked = sources.filter(({ f, text }) => f !== 'src/http/route.ts' && /addHook\('(onRequest|preHandler)'[\s\S]{0,400}?enforceRateLimit/.test(text));
+    expect(hooked.map(({ f }) => f)).toEqual([]);
+    expect(sources.filter(({ text }) => /addHook\('preHandler'/.test(text)).map(({ f }) => f)).toEqual([]);
+  });
+
+  it('a body is parsed once, by the descriptor: no handler parses its route body again', () => {
+    const parsers = sources.filter(({ f, text }) => f !== 'src/http/route.ts' && !definesGate(text) && /\b(parseFields|bodyObject)\(/.test(text));
+    expect(parsers.map(({ f }) => f)).toEqual([]);
+    expect(sources.filter(({ text }) => /bodies: 'handler'/.test(text)).map(({ f }) => f)).toEqual([]);
+  });
+
+  it('one error type carries refusals: only src/refusal.ts defines an error with a status', () => {
+    const others = sources.filter(({ f, text }) => f !== 'src/refusal.ts' && /class \w+ extends Error[\s\S]{0,300}?readonly status\b/.test(text));
+    expect(others.map(({ f }) => f)).toEqual([]);
+    expect(sources.filter(({ text }) => /\b(HttpError|WebhookRejection)\b/.test(text)).map(({ f }) => f)).toEqual([]);
+  });
+});

@@ -56,56 +56,56 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
     auth: 'webhook_token',
     summary: "Receive a billing provider's webhook delivery",
     responses: { 200: { description: '{ok, recorded, ignored}' } },
-    handler: async ({ req, reply }, { provider, connection }) => {
-    const connector = connectors[provider];
-    const delivery: Delivery = {
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      headers: req.headers,
-      receivedAt: new Date(),
-    };
-    const ledger = new BrandLedgerView(db, connection.brandId);
-    let mapped: Mapped[];
-    try {
-      // Settings are validated when saved; a stored value that no longer passes (a connector
-      // that became stricter) is the connection's error to report, like any other refusal.
-      const stored = connector.settingsSchema.safeParse(connection.settings);
-      if (!stored.success) throw unparseable('invalid_connection_settings');
-      const settings = stored.data;
-      const { signingSecret, sandboxSecret } = connection;
-      // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
-      const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });
-      const events = connector.parse(verified, delivery);
-      // Text no store can hold (NUL, a lone surrogate) anywhere in the events: refused before any look-up reads it (CONTRACT 10).
-      if (!isStorableValue(events)) throw unparseable('unrecordable_values');
-      const context = ledger.context(settings);
-      mapped = [];
-      for (const event of events) mapped.push(await connector.map(event, context));
-      // A row the ledger cannot store (date, amount) fails the whole delivery as unparseable, before anything is recorded.
-      if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
-    } catch (err) {
-      if (!(err instanceof Refusal)) throw err;
-      await connections.recordDelivery(connection.id, { ok: false, reason: err.code });
-      req.log.warn({ provider, connection: connection.id, reason: err.code }, 'billing webhook refused');
-      return reply.status(err.status).send({ error: err.code });
-    }
+    handler: async ({ req }, { provider, connection }) => {
+      const connector = connectors[provider];
+      const delivery: Delivery = {
+        body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
+        headers: req.headers,
+        receivedAt: new Date(),
+      };
+      const ledger = new BrandLedgerView(db, connection.brandId);
+      let mapped: Mapped[];
+      try {
+        // Settings are validated when saved; a stored value that no longer passes (a connector
+        // that became stricter) is the connection's error to report, like any other refusal.
+        const stored = connector.settingsSchema.safeParse(connection.settings);
+        if (!stored.success) throw unparseable('invalid_connection_settings');
+        const settings = stored.data;
+        const { signingSecret, sandboxSecret } = connection;
+        // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
+        const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });
+        const events = connector.parse(verified, delivery);
+        // Text no store can hold (NUL, a lone surrogate) anywhere in the events: refused before any look-up reads it (CONTRACT 10).
+        if (!isStorableValue(events)) throw unparseable('unrecordable_values');
+        const context = ledger.context(settings);
+        mapped = [];
+        for (const event of events) mapped.push(await connector.map(event, context));
+        // A row the ledger cannot store (date, amount) fails the whole delivery as unparseable, before anything is recorded.
+        if (!mapped.every((event) => event.rows.every(isRecordableDraft))) throw unparseable('unrecordable_values');
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        await connections.recordDelivery(connection.id, { ok: false, reason: err.code });
+        req.log.warn({ provider, connection: connection.id, reason: err.code }, 'billing webhook refused');
+        throw err; // answered {"error": code} with its status, as every refusal
+      }
 
-    // 5. Record each row through the ledger; duplicates count as ignored.
-    let recorded = 0;
-    let ignored = 0;
-    for (const event of mapped) {
-      await ledger.remember(event.references ?? []);
-      if (event.rows.length === 0) {
-        ignored++;
-        req.log.debug({ provider, connection: connection.id, because: event.ignoredBecause }, 'billing event ignored');
+      // 5. Record each row through the ledger; duplicates count as ignored.
+      let recorded = 0;
+      let ignored = 0;
+      for (const event of mapped) {
+        await ledger.remember(event.references ?? []);
+        if (event.rows.length === 0) {
+          ignored++;
+          req.log.debug({ provider, connection: connection.id, because: event.ignoredBecause }, 'billing event ignored');
+        }
+        for (const draft of event.rows) {
+          const { duplicate } = await recordLedgerEvent(connection.brandId, await withRefundTargets(ledger, draft));
+          if (duplicate) ignored++;
+          else recorded++;
+        }
       }
-      for (const draft of event.rows) {
-        const { duplicate } = await recordLedgerEvent(connection.brandId, await withRefundTargets(ledger, draft));
-        if (duplicate) ignored++;
-        else recorded++;
-      }
-    }
-    await connections.recordDelivery(connection.id, { ok: true, at: delivery.receivedAt });
-    return { ok: true, recorded, ignored };
+      await connections.recordDelivery(connection.id, { ok: true, at: delivery.receivedAt });
+      return { ok: true, recorded, ignored };
     },
   });
   mountRoutes(app, [receive], { gates: { webhook_token: webhookTokenGate(connections) }, queryErrors: 'invalid_request' });
