@@ -20,6 +20,14 @@ describe('admin JWT (CONTRACT 3)', () => {
     expect(res.json()).toEqual({ error: 'unauthorized' });
   });
 
+  it('checks the token before the body is read: a body that is not JSON, or too large, without a token is 401', async () => {
+    const headers = { 'content-type': 'application/json' };
+    for (const payload of ['{not json', `{"name":"${'x'.repeat(2_000_000)}"}`]) {
+      const res = await t.request({ method: 'POST', url: '/api/internal/brands', headers, payload });
+      expect([res.statusCode, res.json()]).toEqual([401, { error: 'unauthorized' }]);
+    }
+  });
+
   it('refuses a badly signed or expired token with 401', async () => {
     const forged = sign('another-secret-of-enough-length', { user_typ: 'svc' });
     expect((await t.request({ ...brand, headers: { authorization: `Bearer ${forged}` } })).statusCode).toBe(401);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { errorHandler } from '../../src/http/errors';
 import { mountRoutes, route } from '../../src/http/route';
-import { conflict, forbidden, invalidRequest, notFound } from '../../src/refusal';
+import { conflict, forbidden, invalidRequest, notFound, refuse } from '../../src/refusal';
 
 /** The route descriptor's runner: the order inputs are read in, how each refusal is answered. */
 async function app(queryErrors: 'invalid_parameter' | 'invalid_request') {
@@ -119,5 +119,76 @@ describe('mountRoutes', () => {
     const res = await a.inject({ method: 'DELETE', url: '/things/7' });
     expect(res.statusCode).toBe(204);
     expect(res.body).toBe('');
+  });
+});
+
+describe('mountRoutes: who may call a route', () => {
+  type Seen = string[];
+  // A route taking a body, behind a gate that refuses without `x-key`, resolving the caller from it.
+  function gated(at: 'request' | 'handler', seen: Seen) {
+    const a = Fastify();
+    a.setErrorHandler(errorHandler);
+    mountRoutes(
+      a,
+      [
+        route({
+          method: 'POST',
+          path: '/things',
+          summary: 'Make a thing',
+          auth: 'admin',
+          body: z.object({ name: z.string() }),
+          responses: { 200: null },
+          async handler({ body }, caller) {
+            seen.push(`handler ${caller.sub}`);
+            return { name: body.name, by: caller.sub };
+          },
+        }),
+        route({ method: 'GET', path: '/open', summary: 'Anyone', public: true, responses: { 200: null }, handler: async () => ({ ok: true }) }),
+      ],
+      {
+        queryErrors: 'invalid_request',
+        gates: {
+          admin: {
+            at,
+            async resolve(req) {
+              seen.push('gate');
+              const key = req.headers['x-key'];
+              if (typeof key !== 'string') throw refuse(401, 'unauthorized');
+              return { sub: key };
+            },
+          },
+        },
+      },
+    );
+    return a;
+  }
+  const post = (a: ReturnType<typeof gated>, payload: string, key?: string) =>
+    a.inject({ method: 'POST', url: '/things', payload, headers: { 'content-type': 'application/json', ...(key ? { 'x-key': key } : {}) } });
+
+  it('hands the handler the caller its gate resolved', async () => {
+    const seen: Seen = [];
+    const res = await post(gated('handler', seen), '{"name":"x"}', 'op');
+    expect([res.statusCode, res.json()]).toEqual([200, { name: 'x', by: 'op' }]);
+    expect(seen).toEqual(['gate', 'handler op']);
+  });
+
+  it('a request gate refuses before the body is read; a handler gate after it', async () => {
+    const early = await post(gated('request', []), '{not json');
+    expect([early.statusCode, early.json()]).toEqual([401, { error: 'unauthorized' }]);
+    const late = await post(gated('handler', []), '{not json');
+    expect([late.statusCode, late.json().error]).toEqual([422, 'invalid_request']);
+  });
+
+  it('a public route takes no gate', async () => {
+    const seen: Seen = [];
+    const res = await gated('handler', seen).inject({ url: '/open' });
+    expect([res.statusCode, seen]).toEqual([200, []]);
+  });
+
+  it('refuses to mount a route whose caller or limit nothing resolves', () => {
+    const r = route({ method: 'GET', path: '/x', summary: 'x', auth: 'admin', responses: { 200: null }, handler: async () => null });
+    expect(() => mountRoutes(Fastify(), [r], { queryErrors: 'invalid_request' })).toThrow(/no gate resolves/);
+    const limited = route({ method: 'GET', path: '/y', summary: 'y', public: true, limits: ['portal'], responses: { 200: null }, handler: async () => null });
+    expect(() => mountRoutes(Fastify(), [limited], { queryErrors: 'invalid_request' })).toThrow(/nothing counts its limits portal/);
   });
 });
