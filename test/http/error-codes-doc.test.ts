@@ -18,7 +18,7 @@ const CODE_SITES = [
   /\berror: '([a-z_]+)'/g,
   /\b(?:conflict|forbidden)\('([a-z_]+)'\)/g,
   /\bnew Refusal\('[a-z_]+', '([a-z_]+)'/g,
-  /\brefuse\(\d{3}, '([a-z_]+)'\)/g,
+  /\brefuse\(\d{3}, '([a-z_]+)'[,)]/g,
   /\b(?:unauthenticated|unparseable)\('([a-z_]+)'\)/g,
 ];
 // Values that are not answers: a delivery attempt's recorded outcome (outbound webhooks).
