@@ -1,54 +1,11 @@
-import { createHash } from 'node:crypto';
 import { type Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { batchFailures, factsWritten, ingestionLag } from '../src/metrics';
-import type { Db } from '../src/db/database';
-import type { FactJobData, FactKind, FactRow } from '../src/queues/facts';
-import { OUTBOX_KINDS } from '../src/queues/outbox/accept';
-import { confirmWarehoused, type Outbox } from '../src/queues/outbox/sweeper';
+import { batchFailures, ingestionLag } from '../src/metrics';
+import type { FactJobData } from '../src/queues/facts';
 import { backoffDelay } from '../src/queues/queues';
-import type { QueryParams, Warehouse } from '../src/warehouse/clickhouse';
-import { type FactArea, publishFactChanges } from '../src/reads/changes';
-import { RepeatedLog } from '../src/repeated-log';
-
-/** What a writer's hooks may use; `webhooks` turns the attribution facts into webhook deliveries (workers/writers.ts). */
-export type WriterContext = { warehouse: Warehouse; db: Db; webhooks?: { facts(kind: 'installs' | 'ledger', rows: { id: string; brand_id: string }[]): Promise<unknown> } };
-
-/** What a queue consumer needs to know about its fact kind, whose rows are `Row`. */
-export type FactWriter<Row extends FactRow = FactRow> = {
-  kind: FactKind;
-  /** ClickHouse table the rows go to, one INSERT per batch. */
-  table: string;
-  /**
-   * The unique id column of a table whose rows must never count twice: a possible replay inserts
-   * only missing ids. Tables whose key replaces (placements, snapshots) leave it out.
-   */
-  idColumn?: keyof Row & string;
-  /**
-   * The time column the table is partitioned by (its rows also carry `brand_id`, which leads the
-   * sort key): a check by id then reads only the brands and months of the rows it checks.
-   */
-  timeColumn?: keyof Row & string;
-  /** Optional work on every row of the batch after the insert, before the jobs complete (derived tables). Must be idempotent. */
-  afterInsert?(rows: Row[], ctx: WriterContext): Promise<void>;
-  /** Kinds accepted in Postgres (see outboxOf): once ClickHouse has a row it leaves the outbox, and the sweeper sends what never arrived. */
-  outbox?: { source: Outbox['source']; fact(row: never): Row };
-  /** The brands whose facts of `area` a written batch changed: their cached answers are read again (src/reads/pipeline.ts). */
-  lands?: { area: FactArea; brands(rows: Row[], ctx: WriterContext): Promise<string[] | 'every brand'> | string[] | 'every brand' };
-  maxRows?: number;
-  maxWaitMs?: number;
-  /** Jobs per batch at most (1,024): a worker holds twice as many and fetches the next hand while one is written. */
-  maxJobs?: number;
-};
-
-/** The outbox a writer confirms, with the id column it is checked by; a writer with an outbox needs an outbox kind and an id column. */
-export function outboxOf(writer: FactWriter): Outbox | undefined {
-  if (!writer.outbox) return undefined;
-  const kind = OUTBOX_KINDS.find((k) => k === writer.kind);
-  if (!kind || !writer.idColumn) throw new Error(`writer ${writer.kind}: an outbox needs an outbox kind and an idColumn`);
-  return { ...writer.outbox, kind, table: writer.table, idColumn: writer.idColumn };
-}
+import { type BatchLogs, batchLogs } from './logs';
+import { type BatchJob, type FactWriter, outboxOf, type WriterContext, writeBatch } from './write';
 
 /**
  * BullMQ's worker, asking a pacing before and after each fetch (its protected moveToActive; jobs a
@@ -81,13 +38,11 @@ type Waiting = { job: Job<FactJobData>; resolve(): void; reject(err: unknown): v
  * gives jobs already written again, as first attempts, and always after a reconnect.
  */
 const RECONNECT_CHECK_MS = 5_000;
-/** Ids per check query: a server takes query parameters in the URL, whose size it bounds. */
-const ID_CHECK_CHUNK = 1000;
 
 /**
- * Consumes one fact queue in batches, one INSERT each; a job completes only once ClickHouse has
- * its rows. Nothing counts twice: a dedup token from the job ids, rows of a possible replay checked
- * by id, one batch of a writer at a time (docs/ingestion.md).
+ * The consumer of one fact queue: takes jobs, holds their promises until their batch is written
+ * (workers/write.ts: dedupe, insert, fan out, confirm, announce), paces its fetches. A job
+ * completes only once ClickHouse has its rows; one batch of a writer at a time (docs/ingestion.md).
  */
 export class BatchWorker {
   private readonly worker: PacedWorker;
@@ -106,21 +61,9 @@ export class BatchWorker {
   private readonly maxRows: number;
   private readonly maxWaitMs: number;
   private readonly maxJobs: number;
-  private readonly outbox: Outbox | undefined;
   /** When the Redis connection last became ready (see RECONNECT_CHECK_MS). */
   private connectedAt = Date.now();
-  /**
-   * When Redis loses its data (emptied, restarted without its append-only file, failed over),
-   * every job in hand fails to complete with "Missing key". That is expected after such a
-   * loss, so one warning a second gives the count instead of an error per job.
-   */
-  private readonly vanished: RepeatedLog;
-  /** A ClickHouse outage fails every batch, retried with backoff: one warning a second. */
-  private readonly insertFailures: RepeatedLog;
-  /** Other worker errors (Redis away makes every worker report one per attempt). */
-  private readonly workerErrors: RepeatedLog;
-  /** A batch is written, but the notice that it landed failed: cached answers stay until their age runs out. */
-  private readonly noticeFailures: RepeatedLog;
+  private readonly logs: BatchLogs;
 
   constructor(
     private readonly writer: FactWriter,
@@ -132,7 +75,8 @@ export class BatchWorker {
     this.maxRows = writer.maxRows ?? 20_000;
     this.maxWaitMs = writer.maxWaitMs ?? 500;
     this.maxJobs = writer.maxJobs ?? 1024;
-    this.outbox = outboxOf(writer);
+    // A writer whose outbox cannot be confirmed fails here, at start.
+    outboxOf(writer);
     // The series exists from the start, so /metrics shows 0 and an alert sees the first failure.
     batchFailures.inc({ kind: writer.kind }, 0);
     this.worker = new PacedWorker(writer.kind, (job) => this.take(job), {
@@ -148,15 +92,7 @@ export class BatchWorker {
       settings: { backoffStrategy: (attemptsMade: number) => backoffDelay(attemptsMade) },
     });
     this.worker.pacing = this;
-    this.vanished = new RepeatedLog(
-      log,
-      'warn',
-      'jobs vanished from Redis before they completed (Redis emptied or failed over?): installs and ledger rows not yet confirmed are re-sent from the outbox; clicks not yet written are lost',
-      { countField: 'jobs' },
-    );
-    this.insertFailures = new RepeatedLog(log, 'warn', 'batch insert failed; jobs will retry', { countField: 'batches' });
-    this.workerErrors = new RepeatedLog(log, 'error', 'worker error', { countField: 'errors' });
-    this.noticeFailures = new RepeatedLog(log, 'warn', 'could not announce written facts; cached answers may lag', { countField: 'batches' });
+    this.logs = batchLogs(log);
     this.worker.on('error', (err) => this.reportError(err));
     connection.on('ready', () => {
       this.connectedAt = Date.now();
@@ -166,8 +102,8 @@ export class BatchWorker {
   private reportError(err: Error): void {
     const vanished = /^Missing key for job (\S+?)\.? /.exec(err.message);
     // BullMQ may report one job more than once (each of its commands that found it missing).
-    if (vanished) this.vanished.report({ kind: this.writer.kind }, vanished[1]!);
-    else this.workerErrors.report({ err, kind: this.writer.kind });
+    if (vanished) this.logs.vanished.report({ kind: this.writer.kind }, vanished[1]!);
+    else this.logs.workerErrors.report({ err, kind: this.writer.kind });
   }
 
   private take(job: Job<FactJobData>): Promise<void> {
@@ -235,97 +171,26 @@ export class BatchWorker {
     this.flushing.add(done);
   }
 
+  /** Writes the batch (workers/write.ts), then completes its jobs, or fails them to retry. */
   private async write(batch: Waiting[]): Promise<void> {
-    const { kind, table } = this.writer;
-    const token = createHash('sha256')
-      .update(
-        batch
-          .map((w) => w.job.id)
-          .sort()
-          .join(','),
-      )
-      .digest('hex');
-    let rows: FactRow[] = [];
-    let all: FactRow[] = [];
+    const restoredBefore = this.connectedAt + RECONNECT_CHECK_MS;
+    const jobs: BatchJob[] = batch.map(({ job }) => ({
+      id: job.id!,
+      rows: job.data.rows,
+      // A job without a known acceptance time is checked too.
+      mayHaveRun: job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true || !(job.data.acceptedAt >= restoredBefore),
+    }));
     try {
-      ({ missing: rows, all } = await this.rowsToWrite(batch));
-      await this.ctx.warehouse.insert(table, rows, `${kind}:${token}`);
-      // Every row of the batch, also those an earlier attempt wrote: that attempt may have
-      // failed after its insert, before its own afterInsert or outbox confirmation.
-      await this.writer.afterInsert?.(all, this.ctx);
-      if (this.outbox) {
-        const { kind, idColumn } = this.outbox;
-        await confirmWarehoused(this.ctx.db, kind, all.map((r) => String(r[idColumn])));
-      }
+      await writeBatch(this.writer, this.ctx, jobs, this.logs);
     } catch (err) {
-      batchFailures.inc({ kind });
-      this.insertFailures.report({ err, kind, jobs: batch.length, rows: rows.length });
       for (const w of batch) w.reject(err);
       return;
     }
-    // Every row again: an earlier attempt may have written them and died before announcing.
-    await this.announce(all);
-    factsWritten.inc({ kind }, rows.length);
     const now = Date.now();
     for (const w of batch) {
-      ingestionLag.observe({ kind }, (now - w.job.data.acceptedAt) / 1000);
+      ingestionLag.observe({ kind: this.writer.kind }, (now - w.job.data.acceptedAt) / 1000);
       w.resolve();
     }
-  }
-
-  /** Tells the API processes whose facts landed; the batch stands written whatever happens here. */
-  private async announce(rows: FactRow[]): Promise<void> {
-    const lands = this.writer.lands;
-    if (!lands || rows.length === 0) return;
-    try {
-      await publishFactChanges(this.ctx.db, lands.area, await lands.brands(rows, this.ctx));
-    } catch (err) {
-      this.noticeFailures.report({ err, kind: this.writer.kind });
-    }
-  }
-
-  /** The batch's rows less duplicates (`all`), and of those the rows no earlier attempt wrote (`missing`). */
-  private async rowsToWrite(batch: Waiting[]): Promise<{ missing: FactRow[]; all: FactRow[] }> {
-    const idColumn = this.writer.idColumn;
-    if (!idColumn) {
-      const rows = batch.flatMap((w) => w.job.data.rows);
-      return { missing: rows, all: rows };
-    }
-    const seen = new Set<string>();
-    const fresh: FactRow[] = [];
-    const suspect: FactRow[] = [];
-    const restoredBefore = this.connectedAt + RECONNECT_CHECK_MS;
-    for (const { job } of batch) {
-      // A job without a known acceptance time is checked too.
-      const mayHaveRun = job.attemptsStarted > 1 || job.stalledCounter > 0 || job.data.replay === true || !(job.data.acceptedAt >= restoredBefore);
-      for (const row of job.data.rows) {
-        const id = String(row[idColumn]);
-        if (seen.has(id)) continue;
-        seen.add(id);
-        (mayHaveRun ? suspect : fresh).push(row);
-      }
-    }
-    if (suspect.length === 0) return { missing: fresh, all: fresh };
-    const written = new Set<string>();
-    for (let i = 0; i < suspect.length; i += ID_CHECK_CHUNK) {
-      for (const id of await this.writtenIds(idColumn, suspect.slice(i, i + ID_CHECK_CHUNK))) written.add(id);
-    }
-    return { missing: [...fresh, ...suspect.filter((r) => !written.has(String(r[idColumn])))], all: [...fresh, ...suspect] };
-  }
-
-  /** Which of these rows' ids ClickHouse has, looked up within their brands and time span when the writer names its time column. */
-  private async writtenIds(idColumn: string, rows: FactRow[]): Promise<string[]> {
-    const { table, timeColumn } = this.writer;
-    const params: QueryParams = { ids: rows.map((r) => String(r[idColumn])) };
-    let bounds = '';
-    if (timeColumn) {
-      // chDateTime text sorts as the times do.
-      const times = rows.map((r) => String(r[timeColumn])).sort();
-      Object.assign(params, { brands: [...new Set(rows.map((r) => String(r.brand_id)))], from: times[0], to: times.at(-1) });
-      bounds = ` AND brand_id IN {brands:Array(String)} AND ${timeColumn} BETWEEN {from:DateTime64(3, 'UTC')} AND {to:DateTime64(3, 'UTC')}`;
-    }
-    const present = await this.ctx.warehouse.rows<{ id: string }>(`SELECT toString(${idColumn}) AS id FROM ${table} WHERE ${idColumn} IN {ids:Array(String)}${bounds}`, params);
-    return present.map((r) => r.id);
   }
 
   /** Writes what is gathered now and waits for every batch under way. */
@@ -341,9 +206,6 @@ export class BatchWorker {
     await this.drain();
     await closing;
     await this.drain();
-    this.vanished.flush();
-    this.insertFailures.flush();
-    this.workerErrors.flush();
-    this.noticeFailures.flush();
+    this.logs.flush();
   }
 }

@@ -10,6 +10,7 @@ import { type SweeperOptions, startOutboxSweeper } from '../src/queues/outbox/sw
 import type { ThreadMessage } from './thread-protocol';
 import type { FactRow } from '../src/queues/facts';
 import { FACT_WRITERS, OUTBOXES } from './writers';
+import { fanOut } from './write';
 import { WebhookFanOut } from '../src/attribution/outbound-webhooks/fan-out';
 import { DeliveryQueue } from '../src/attribution/outbound-webhooks/queue';
 import { WebhookDeliveryWorker, type WebhookWorkerOptions } from './webhook-delivery';
@@ -39,10 +40,10 @@ export function startWorkers(opts: WorkerOptions): Workers {
   const deliveryQueue = new DeliveryQueue(deliveryRedis, opts.prefix);
   const ctx = { warehouse: opts.warehouse, db: opts.db, webhooks: new WebhookFanOut(opts.db, deliveryQueue, opts.log) };
   const workers = FACT_WRITERS.map((w) => new BatchWorker(w, ctx, connection, opts.prefix, opts.log));
-  // The sweeper's confirmations fan out as the writers' own do.
+  // The sweeper's confirmations fan out as the writers' own do (the same step, workers/write.ts).
   const outboxes = OUTBOXES.map((o) => {
     const writer = FACT_WRITERS.find((w) => w.kind === o.kind);
-    return writer?.afterInsert ? { ...o, afterWarehoused: (facts: FactRow[]) => writer.afterInsert!(facts, ctx) } : o;
+    return writer?.fanOut ? { ...o, afterWarehoused: (facts: FactRow[]) => fanOut(writer, ctx, facts) } : o;
   });
   const sweeper =
     opts.sweeper === false

@@ -5,7 +5,7 @@ import { brandsOfPlacements, derivePlacements } from '../src/placements/derive';
 import type { FactRows } from '../src/facts';
 import type { FactKind } from '../src/queues/facts';
 import type { Outbox } from '../src/queues/outbox/sweeper';
-import { type FactWriter, outboxOf, type WriterContext } from './batch-worker';
+import { type FactWriter, outboxOf, type WriterContext } from './write';
 
 /** A writer of one kind, typed by its rows (src/facts.ts). */
 const writer = <K extends FactKind>(w: FactWriter<FactRows[K]> & { kind: K }): FactWriter => w;
@@ -18,7 +18,7 @@ const placementsLand = { area: 'placements', brands: brandsOfRows } as const;
 const attributionLands = { area: 'attribution', brands: brandsOfRows } as const;
 
 /** Attributed installs and ledger rows become webhook deliveries before their outbox confirmation (docs/webhooks.md). */
-const fanOut = (kind: 'installs' | 'ledger') => (rows: { id: string; brand_id: string }[], ctx: WriterContext) => ctx.webhooks?.facts(kind, rows).then(() => undefined) ?? Promise.resolve();
+const webhookEvents = (kind: 'installs' | 'ledger') => (rows: { id: string; brand_id: string }[], ctx: WriterContext) => ctx.webhooks?.facts(kind, rows).then(() => undefined) ?? Promise.resolve();
 
 /** One writer per fact kind: which ClickHouse table its queue fills. */
 export const FACT_WRITERS: FactWriter[] = [
@@ -33,8 +33,8 @@ export const FACT_WRITERS: FactWriter[] = [
   // Attribution facts are never counted twice: replayed rows are checked by id.
   writer({ kind: 'clicks', table: 'clicks', idColumn: 'click_token', timeColumn: 'clicked_at', lands: attributionLands }),
   // Rows accepted in Postgres wait in the outbox (src/queues/outbox/) until ClickHouse has them.
-  writer({ kind: 'installs', table: 'installs', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'installs', fact: installFact }, afterInsert: fanOut('installs'), lands: attributionLands }),
-  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'ledger_events', fact: ledgerFact }, afterInsert: fanOut('ledger'), lands: attributionLands }),
+  writer({ kind: 'installs', table: 'installs', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'installs', fact: installFact }, fanOut: webhookEvents('installs'), lands: attributionLands }),
+  writer({ kind: 'ledger', table: 'ledger', idColumn: 'id', timeColumn: 'occurred_at', outbox: { source: 'ledger_events', fact: ledgerFact }, fanOut: webhookEvents('ledger'), lands: attributionLands }),
   // Creators are shared: their names may show in any brand's answers.
   writer({
     kind: 'creators',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { creatorFact, placementFact, snapshotFact } from '../../src/placements/facts';
 import type { Queues } from '../../src/facts';
 import { FACT_KINDS } from '../../src/queues/facts';
-import { outboxOf } from '../../workers/batch-worker';
+import { outboxOf } from '../../workers/write';
 import { FACT_WRITERS, OUTBOXES } from '../../workers/writers';
 
 describe('fact kinds and their writers', () => {
