@@ -50,10 +50,21 @@ export function adminTokenVerifier(secret: string) {
 }
 
 /**
- * The gate of auth 'admin' (src/http/route.ts): the Bearer token's claims, checked before the body
- * is read; 401 without a valid token, 403 when it is not an operator's.
+ * The admin JWT a request carries: as Bearer. Where a browser cannot send one (the queue board),
+ * `?<query>=` first, then Bearer, then its cookie; nowhere else does the cookie stand for the header.
  */
-export function adminGate(secret: string) {
+export function adminTokenOf(req: FastifyRequest, browser?: { query: string; cookie: string }): string | undefined {
+  const bearer = bearerToken(req.headers.authorization);
+  if (!browser) return bearer;
+  const fromQuery = (req.query as Record<string, unknown> | undefined)?.[browser.query];
+  return typeof fromQuery === 'string' ? fromQuery : (bearer ?? req.cookies?.[browser.cookie]);
+}
+
+/**
+ * The gate of auth 'admin' (src/http/route.ts): the token's claims (adminTokenOf), checked before
+ * the body is read; 401 without a valid token, 403 when it is not an operator's.
+ */
+export function adminGate(secret: string, browser?: { query: string; cookie: string }) {
   const verifyAdminToken = adminTokenVerifier(secret);
-  return { at: 'request' as const, resolve: async (req: FastifyRequest) => verifyAdminToken(bearerToken(req.headers.authorization)) };
+  return { at: 'request' as const, resolve: async (req: FastifyRequest) => verifyAdminToken(adminTokenOf(req, browser)) };
 }

@@ -6,7 +6,7 @@ import type { Queue } from 'bullmq';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { FactQueues } from '../queues/queues';
 import { bearerToken } from '../secrets';
-import { adminTokenVerifier } from './admin-auth';
+import { adminGate } from './admin-auth';
 import { Refusal } from '../refusal';
 import { originOf, ownOrigin } from './same-origin';
 
@@ -44,7 +44,7 @@ export async function bullBoardRoutes(
     serverAdapter,
   });
   serverAdapter.setBasePath(BASE);
-  const verifyAdminToken = adminTokenVerifier(adminJwtSecret);
+  const admin = adminGate(adminJwtSecret, { query: 'token', cookie: COOKIE });
   const isOwn = ownOrigin(publicBaseUrl);
   const secure = publicBaseUrl.startsWith('https:');
   // Cookies only where they are read: the board and the portal (every other route skips their hooks).
@@ -54,11 +54,10 @@ export async function bullBoardRoutes(
       scoped.addHook('onRequest', async (req, reply) => {
         const fromQuery = (req.query as Record<string, unknown> | undefined)?.token;
         const bearer = bearerToken(req.headers.authorization);
-        // Only here does the cookie stand for the Bearer header: the internal API never takes it.
-        const token = typeof fromQuery === 'string' ? fromQuery : (bearer ?? req.cookies[COOKIE]);
+        // The admin gate, with the board's ?token= and cookie (bull-board's routes are not descriptors);
         // bull-board installs its own error handler, so answer refusals here.
         try {
-          verifyAdminToken(token);
+          await admin.resolve(req);
         } catch (err) {
           if (!(err instanceof Refusal)) throw err;
           if (err.status === 401 && acceptsHtml(req)) return reply.status(401).type('text/html; charset=utf-8').send(SIGN_IN_PAGE);
