@@ -55,6 +55,8 @@ describe('GET /api/internal/openapi.json', () => {
         'DELETE /attribution-codes/{id}',
         'GET /attribution-connections',
         'DELETE /attribution-connections/{id}',
+        'GET /webhook-endpoints',
+        'PATCH /webhook-endpoints/{id}',
         'GET /openapi.json',
       ].sort(),
     );
