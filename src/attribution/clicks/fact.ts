@@ -2,7 +2,7 @@ import { chDateTime } from '../../warehouse/values';
 import type { ServedLink } from '../links/resolve';
 import type { DevicePlatform, Utm } from '../links/visitor';
 
-/** What a click records of its visit once the link is known (SPEC 2.10, Click). */
+/** What a click records of its visit once the link is known. */
 export type ClickDetails = {
   token: string;
   platform: DevicePlatform | null;

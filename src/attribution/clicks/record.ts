@@ -28,7 +28,7 @@ export type Visit = {
   platform?: DevicePlatform | null;
 };
 
-/** Where to send the visitor (SPEC 4.2, POST /clicks answer); no click token when the visit was not recorded. */
+/** Where to send the visitor (the POST /clicks answer, docs/api.md#attribution-api); no click token when the visit was not recorded. */
 export type ClickAnswer = {
   redirect_url: string;
   click_token: string | null;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Database } from '../../db/schema';
 
 /**
- * Creator code labels (SPEC 2.10): upper-case, unique per brand, either dictated or
+ * Creator code labels (docs/api.md#links-codes-and-domains): upper-case, unique per brand, either dictated or
  * generated from the creator's first name (MAYA, then MAYA2, MAYA3… on collision).
  */
 

@@ -12,7 +12,7 @@ import { claimableHostname, normalizeHostname, serviceHostname } from './hostnam
 import { dnsInstructions, lookUpRecords } from './verification';
 
 /**
- * Vanity domains (SPEC 2.10): shared ones maintained by the operator (brand_id null) and brands'
+ * Vanity domains (docs/api.md#domains-who-may-serve-a-hostname): shared ones maintained by the operator (brand_id null) and brands'
  * custom domains. The operator's (internal API) are trusted and served at once; a brand's portal
  * claim is served only once its check verifies it, and pending claims reserve nothing: several
  * brands may claim one hostname, the first to verify takes it (docs/api.md, "Domains").

@@ -4,7 +4,7 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /**
  * A vanity domain as stored and matched: lower-case ASCII (xn-- form), no trailing dot, no leading
- * `www.` (the click endpoint receives hosts without it, SPEC 4.2). Null when the input is not a
+ * `www.` (the click endpoint receives hosts without it). Null when the input is not a
  * fully qualified host name (a URL, an IP address, a single label).
  */
 export function normalizeHostname(input: string): string | null {

@@ -7,7 +7,7 @@ export const IP_MATCH_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** How far after an install's own time (the device's clock) a click may be and still have led to it. */
 const DEVICE_CLOCK_SLACK_MS = 60 * 60 * 1000;
 
-/** Default Redis memory of the IP match (CONTRACT 10: at most 64 MiB; IP_MATCH_MEMORY_MB). */
+/** Default Redis memory of the IP match: at most 64 MiB (IP_MATCH_MEMORY_MB). */
 export const DEFAULT_IP_MATCH_BYTES = 64 * 1024 * 1024;
 
 /** One remembered click: 8 bytes of fingerprint, the link id (uint32), the click's time in seconds (uint32). */
@@ -33,7 +33,7 @@ type Slot = { key: string; offset: number; fingerprint: Buffer };
  * Recent app-link clicks by (brand, IP hash, platform) for the install IP match (the hash is
  * `ipHash`'s, of an IPv6 client's /64: one client's rotating addresses are one key), in a fixed table
  * of 16-byte slots in 64 KiB Redis strings: a flood overwrites older clicks, so memory stays bounded
- * and a match gets rarer but never wrong (CONTRACT 10; docs/operations.md).
+ * and a match gets rarer but never wrong (docs/operations.md).
  */
 export class RecentAppClicks {
   private readonly slots: number;

@@ -11,7 +11,7 @@ import { deepLinkOf } from '../links/queries';
 
 const MAX_INSTALL_ID = 128;
 
-/** An install id as installs are kept (SPEC 4.2): stripped and cut to 128 characters; '' when blank. */
+/** An install id as installs are kept: stripped and cut to 128 characters; '' when blank. */
 export const keptInstallId = (text: string): string => text.trim().slice(0, MAX_INSTALL_ID);
 
 /** A validated install report (POST /installs). */
@@ -26,7 +26,7 @@ export type InstallReport = {
   ipHash: () => string;
 };
 
-/** The `install` object of the answer (SPEC 4.2). */
+/** The `install` object of the answer (docs/api.md#attribution-api). */
 export type InstallAnswer = {
   install_id: string;
   platform: string;
@@ -118,7 +118,7 @@ export class InstallRecorder {
     };
   }
 
-  /** SPEC 3.1: clipboard token of this brand's link, over creator code, over IP match, over nothing. */
+  /** First match wins: clipboard token of this brand's link, over creator code, over IP match, over nothing. */
   private async attribute(brandId: string, report: InstallReport): Promise<Credit> {
     const { credit, recentAppClicks } = this.deps;
     const clipboardLink = await credit.clickToken(brandId, report.clipboardToken);

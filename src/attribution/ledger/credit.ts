@@ -5,7 +5,7 @@ import { type CreditedLink, LinkDirectory } from '../links/resolve';
 import type { ResolutionMethod } from './types';
 
 /**
- * Who an install or a ledger row is credited to, and how sure (SPEC 3.1): a click token 1, the
+ * Who an install or a ledger row is credited to, and how sure (docs/api.md#attribution-api): a click token 1, the
  * clipboard 0.95 (it can hold an older token), a typed code 0.9, an IP match 0.6, report-only
  * (payouts take 0.9 and above).
  */

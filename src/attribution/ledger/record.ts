@@ -91,7 +91,7 @@ const ATTRIBUTION_COLUMNS = ['resolution_method', 'confidence', 'link_id', 'crea
 export type LedgerDeps = { db: Db; queues: Queues; log: Logger; credit: CreditSources };
 
 /**
- * The conversion ledger (SPEC 3.2, 6), through which the pixel, the SDKs and the billing webhooks
+ * The conversion ledger (docs/api.md#attribution-api), through which the pixel, the SDKs and the billing webhooks
  * record: normalise, attribute, accept once per (brand, event_type, transaction_id) with the fact
  * pending in the outbox, queue the ClickHouse fact.
  */
@@ -204,7 +204,7 @@ export class Ledger {
     return open && link?.brandId === brandId ? fromCredit(linkCredit('click', link), open.clickToken) : null;
   }
 
-  /** Purchase inheritance (SPEC 3.2): the link, creator, code, method and confidence of the user's install. */
+  /** Purchase inheritance: the link, creator, code, method and confidence of the user's install. */
   private async installAttribution(brandId: string, externalUserId: string | null): Promise<Attribution | null> {
     // The user id as install ids are kept: a longer one still names its install.
     const installId = externalUserId ? keptInstallId(externalUserId) : '';

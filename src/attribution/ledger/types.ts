@@ -13,7 +13,7 @@ export type LedgerEventType = (typeof EVENT_TYPES)[number];
 export const CURRENCIES = ['USD', 'CAD', 'EUR', 'GBP', 'AUD'] as const;
 export type Currency = (typeof CURRENCIES)[number];
 
-/** SPEC 8: an unsupported or missing currency is recorded as USD. */
+/** An unsupported or missing currency is recorded as USD (USD, CAD, EUR, GBP, AUD are kept). */
 export function toCurrency(value: string | null | undefined): Currency {
   const upper = (value ?? '').trim().toUpperCase();
   return (CURRENCIES as readonly string[]).includes(upper) ? (upper as Currency) : 'USD';
@@ -95,5 +95,5 @@ export type RecordOutcome = { id: string; duplicate: boolean };
  */
 export type RecordLedgerEvent = (brandId: string, draft: LedgerDraft) => Promise<RecordOutcome>;
 
-/** A UUID in any case: install IDs made by Swift's UUID() are upper case, other platforms' lower case (PROVIDERS.md 0). */
+/** A UUID in any case: install IDs made by Swift's UUID() are upper case, other platforms' lower case. */
 export const UUID_SHAPED = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

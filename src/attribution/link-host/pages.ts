@@ -54,7 +54,7 @@ a:focus-visible{outline:3px solid #2563eb;outline-offset:3px}
 `;
 
 // Copies the click token before leaving for a store, so the app finds it at first launch
-// (SPEC 4.6); where the Clipboard API is refused, a selected text area and execCommand.
+// (docs/sdk.md#how-the-sdks-behave); where the Clipboard API is refused, a selected text area and execCommand.
 const SCRIPT = `
 (function () {
   var main = document.querySelector('main');
@@ -114,7 +114,7 @@ const STORES = {
   android: { label: 'Get it on Google Play', key: 'android_url' },
 } as const;
 
-/** The smart install page of an app link (CONTRACT 9): brand, both stores with the visitor's first, the web fallback. */
+/** The smart install page of an app link (docs/link-host.md#the-smart-install-page): brand, both stores with the visitor's first, the web fallback. */
 export function smartInstallPage(answer: ClickAnswer & { app: NonNullable<ClickAnswer['app']> }, logoUrl: string | null): Page {
   const brand = escapeHtml(answer.brand_name);
   const logoOrigin = httpOrigin(logoUrl);

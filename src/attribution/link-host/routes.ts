@@ -27,7 +27,7 @@ const UNAVAILABLE = () => messagePage('Temporarily unavailable', 'This link cann
 const NOT_ACTIVE = () => messagePage('This link is not active', 'The link you followed does not lead anywhere right now. Check it with whoever shared it.');
 
 /**
- * The link host (CONTRACT 9): a request whose Host is an attribution domain is a visit, whatever
+ * The link host (docs/link-host.md): a request whose Host is an attribution domain is a visit, whatever
  * its path, recorded through the same ClickRecorder as POST /clicks and answered with a redirect or
  * the smart install page, never JSON; other hosts go on to the API.
  */
@@ -40,7 +40,7 @@ export function linkHostRoutes(app: FastifyInstance, deps: LinkHostDeps): void {
       await serveVisit(req, reply, domain, { ...deps, unqueued });
       return reply;
     }
-    // No domain list yet (Postgres down since the start): a request no API route takes may be a visit (CONTRACT 9).
+    // No domain list yet (Postgres down since the start): a request no API route takes may be a visit.
     if (deps.hosts.unreadable && !req.routeOptions.url) {
       countAsRoute(req, LINK_HOST_ROUTE);
       sendPage(reply.header('cache-control', 'no-store'), 503, UNAVAILABLE());
@@ -55,7 +55,7 @@ type VisitDeps = LinkHostDeps & { unqueued: RepeatedLog };
 /**
  * Fastify's `frameworkErrors`: a URL it cannot route (a percent-encoding that is not UTF-8, such
  * as an encoded lone surrogate) names nothing: a 404 page on an attribution domain, and the API's
- * 404 `not_found` on any other host (CONTRACT 10: text no store can hold in a path is a 404).
+ * 404 `not_found` on any other host (text no store can hold in a path is a 404).
  */
 export function unroutableUrl(hosts: AttributionHosts) {
   return async (_err: FastifyError, req: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -42,9 +42,9 @@ type LinkCandidate = ServedLink & { active: boolean };
 
 /**
  * The link a click on `domain`/`slug` is served by: that slug's link in any case, else the root
- * link (slug ''), never an inactive one (CONTRACT 5). Answers are cached until the `link_changes`
+ * link (slug ''), never an inactive one. Answers are cached until the `link_changes`
  * feed moves and read through while it is down; concurrent misses share one query. When Postgres
- * cannot answer, a link read before serves however old (CONTRACT 9: only one never read is a 503).
+ * cannot answer, a link read before serves however old (only one never read is a 503).
  */
 export class ClickLinks {
   private readonly batcher = new Batcher<{ domain: string; slug: string }, ServedLink | null>((clicks) => this.resolve(clicks));

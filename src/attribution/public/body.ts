@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { errorSchema } from '../../http/openapi';
 import { isRecordableInstant } from '../../recordable-time';
 
-/** CONTRACT 4: the public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
+/** The public attribution endpoints refuse bodies over 64 KiB (413 payload_too_large). */
 export const PUBLIC_BODY_LIMIT = 64 * 1024;
 
 /** The refusals every public route may answer, each as {"error": code}. */

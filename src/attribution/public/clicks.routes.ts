@@ -20,7 +20,7 @@ const clickBody = z.object({
 });
 
 /**
- * POST /clicks (SPEC 4.2), called by a redirect application of the brand's own, no
+ * POST /clicks (docs/api.md#attribution-api), called by a redirect application of the brand's own, no
  * authentication. The service's own link host (src/attribution/link-host) is the other
  * front door to the same ClickRecorder.
  */

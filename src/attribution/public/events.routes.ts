@@ -31,7 +31,7 @@ const eventBody = z.object({
     .pipe(z.enum(EVENT_TYPES).nullable())
     .nullish()
     .transform((v) => v ?? 'purchase'),
-  // `sdk` from the mobile apps; any other value is the web pixel (SPEC 4.2).
+  // `sdk` from the mobile apps; any other value is the web pixel (docs/api.md#attribution-api).
   source: z
     .unknown()
     .optional()
@@ -51,7 +51,7 @@ const eventBody = z.object({
 });
 
 /**
- * POST /events (SPEC 4.2, 3.2), from the web pixel and the SDKs: resolve the pixel key →
+ * POST /events (docs/api.md#attribution-api), from the web pixel and the SDKs: resolve the pixel key →
  * validate → record in the ledger (attribute, dedupe on (brand, event_type,
  * transaction_id), queue) → `{ok, duplicate}`.
  */

@@ -7,7 +7,7 @@ import { occurredAt, optionalText, PUBLIC_BODY_LIMIT, publicErrors } from './bod
 import type { PublicDeps } from './deps';
 
 const installBody = z.object({
-  // Stripped, then cut to 128 characters (SPEC 4.2); missing or blank is refused.
+  // Stripped, then cut to 128 characters; missing or blank is refused.
   install_id: z
     .string()
     .transform(keptInstallId)
@@ -23,7 +23,7 @@ const installBody = z.object({
 });
 
 /**
- * POST /installs (SPEC 4.2, 3.1), called by the mobile SDKs: resolve the pixel key →
+ * POST /installs (docs/api.md#attribution-api), called by the mobile SDKs: resolve the pixel key →
  * validate → attribute, record once per install ID and queue (InstallRecorder) →
  * 201 for a new install, 200 with `duplicate: true` and the recorded install for a retry.
  */

@@ -6,7 +6,7 @@ import { toPage } from './paging';
 import { codeTotals, type Money, linkTotals, type TotalsRange } from './totals';
 
 /**
- * Link and code list items with their totals (CONTRACT 8), shared by the internal lists
+ * Link and code list items with their totals (docs/api.md#links-codes-and-domains), shared by the internal lists
  * (any brand) and the portal's /links and /codes (one brand). A page is read from
  * Postgres first; its totals come from ClickHouse for exactly the ids of that page.
  */
@@ -20,9 +20,8 @@ export type CodeFilter = { brandId?: string; creatorId?: string; ids?: string[] 
 
 export type LinkItem = {
   /**
-   * The link's Postgres bigserial as a string: CONTRACT 4 and 8 answer every created object's
-   * and every list item's `id` as a string. The install link summary of SPEC 2.10 (installs,
-   * the ledger feed) names the same link with the integer.
+   * The link's Postgres bigserial as a string: every created object's and every list item's
+   * `id` is answered as a string. The install link summary (installs, the ledger feed) names the same link with the integer.
    */
   id: string;
   brand_id: string;
@@ -38,7 +37,7 @@ export type LinkItem = {
   deep_link: string | null;
   creator: { id: string; name: string };
   clicks: number;
-  /** Clicks by crawlers, link previews and prefetches: stored, never in `clicks` (CONTRACT 9). */
+  /** Clicks by crawlers, link previews and prefetches: stored, never in `clicks` (docs/link-host.md#bots). */
   bot_clicks: number;
   installs: number;
   conversions: number;

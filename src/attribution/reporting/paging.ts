@@ -3,7 +3,7 @@ import { integerParam } from '../../integer-param';
 import { isStorableValue } from '../../storable-text';
 
 /**
- * Keyset paging for portal and internal lists (CONTRACT 8): `limit` 1..100 (default 50)
+ * Keyset paging for portal and internal lists (docs/api.md#links-codes-and-domains): `limit` 1..100 (default 50)
  * and an opaque `cursor` holding the sort key of the last row answered.
  */
 
@@ -15,7 +15,7 @@ export function pageParams<K extends z.ZodType<readonly unknown[]>>(key: K) {
       .string()
       .transform((value, ctx): z.output<K> => {
         const decoded = decodeJson(value);
-        // A cursor's text goes into queries as a parameter: the stores must be able to hold it (CONTRACT 10).
+        // A cursor's text goes into queries as a parameter: the stores must be able to hold it (docs/hardening.md#text-the-stores-cannot-hold).
         const parsed = isStorableValue(decoded) ? key.safeParse(decoded) : undefined;
         if (parsed?.success) return parsed.data;
         ctx.addIssue({ code: 'custom', message: 'invalid cursor' });

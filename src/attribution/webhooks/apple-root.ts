@@ -13,6 +13,6 @@ export const APPLE_ROOT_CA_G3 = Buffer.from(
   'base64',
 );
 
-/** SHA-256 of the DER above (PROVIDERS.md section 5); a test recomputes it. */
+/** SHA-256 of the DER above (Apple's published fingerprint); a test recomputes it. */
 export const APPLE_ROOT_CA_G3_SHA256 =
   '63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79';

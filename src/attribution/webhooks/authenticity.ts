@@ -12,7 +12,7 @@ export function header(headers: IncomingHttpHeaders, name: string): string | und
 
 /**
  * Static Authorization values (RevenueCat, Adapty): with none stored the URL token alone
- * authenticates (SPEC 5); otherwise the header (or `Bearer <value>` with `acceptBearer`) must equal
+ * authenticates; otherwise the header (or `Bearer <value>` with `acceptBearer`) must equal
  * one, in constant time. Answers, per stored value, whether it matched.
  */
 export function requireAuthorization(

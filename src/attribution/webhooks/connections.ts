@@ -10,7 +10,7 @@ import { SecretBox } from './secret-box';
 import { unsignedWarning } from './unsigned';
 
 /**
- * Billing connections (SPEC 2.10, CONTRACT 8): one per (brand, provider). Shared by the
+ * Billing connections (docs/webhooks.md#connections): one per (brand, provider). Shared by the
  * portal routes (create, update, delete), the internal routes (list, delete) and the
  * webhook route (find by token, record the outcome of a delivery).
  */

@@ -4,7 +4,7 @@ import type { LedgerDraft, LedgerEventType, Provider } from '../ledger/types';
 import { refuse } from '../../refusal';
 
 /**
- * The one interface every billing-provider connector implements (PROVIDERS.md section 0), called
+ * The one interface every billing-provider connector implements (docs/webhooks.md), called
  * by ./routes.ts as authenticate → parse → map. A refusing step throws a Refusal (unauthenticated, unparseable): 401 from
  * `authenticate`, 422 from `parse` or `map` (a known event type whose fields cannot be read).
  */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { CURRENCIES, type Currency, type LedgerDraft, type LedgerEventType, type Provider, UUID_SHAPED } from '../ledger/types';
 import { unparseable } from './connector';
 
-/** Helpers shared by the connectors' mappings (PROVIDERS.md section 0). */
+/** Helpers shared by the connectors' mappings (docs/webhooks.md#what-each-provider-records). */
 
 /**
  * `<store>:<store id>`: one App Store purchase reported by `apple` and `revenuecat` has one key, and
@@ -38,8 +38,8 @@ export function minorUnits(value: unknown): number {
 
 /**
  * Amount and currency of a ledger row: a supported currency is kept; otherwise the
- * provider's own USD figure when it has one; otherwise the number labelled USD (SPEC 8's
- * fallback, knowingly misstated). Rounded to the ledger's 4 decimals.
+ * provider's own USD figure when it has one; otherwise the number labelled USD (the unsupported-currency
+ * fallback, knowingly misstated; docs/webhooks.md#amounts). Rounded to the ledger's 4 decimals.
  */
 export function money(
   amount: number | null | undefined,
@@ -64,7 +64,7 @@ export function amountFor(eventType: LedgerEventType, amount: number): number {
 const round4 = (n: number) => Math.round(n * 10_000) / 10_000;
 
 
-/** A well-formed UUID, lowercased; anything else is null (Apple's appAccountToken, SPEC 4.3). */
+/** A well-formed UUID, lowercased; anything else is null (Apple's appAccountToken). */
 export function uuidOrNull(value: unknown): string | null {
   return typeof value === 'string' && UUID_SHAPED.test(value.trim()) ? value.trim().toLowerCase() : null;
 }

@@ -33,8 +33,8 @@ function webhookTokenGate(connections: Connections): Gate<'webhook_token'> {
 }
 
 /**
- * POST /api/webhooks/attribution/:provider/:token (SPEC 4.3): connection (404) → authenticate (401)
- * → parse (422) → map → record → 200 {ok, recorded, ignored}, in PROVIDERS.md section 0's order. A
+ * POST /api/webhooks/attribution/:provider/:token (docs/webhooks.md): connection (404) → authenticate (401)
+ * → parse (422) → map → record → 200 {ok, recorded, ignored}, in that order (docs/webhooks.md). A
  * 401 or 422 marks the connection `error`, a 200 `connected` (docs/webhooks.md).
  */
 export type WebhookDeps = Pick<Config, 'secretKey' | 'publicBaseUrl' | 'testAppleRootCa'> & { db: Db; recordLedgerEvent: RecordLedgerEvent };
@@ -75,7 +75,7 @@ export async function webhookRoutes(app: FastifyInstance, deps: WebhookDeps) {
         // 2. Authenticate (401), 3. parse (422), 4. map every event before recording any.
         const verified = await connector.authenticate(delivery, { signingSecret, sandboxSecret, settings });
         const events = connector.parse(verified, delivery);
-        // Text no store can hold (NUL, a lone surrogate) anywhere in the events: refused before any look-up reads it (CONTRACT 10).
+        // Text no store can hold (NUL, a lone surrogate) anywhere in the events: refused before any look-up reads it.
         if (!isStorableValue(events)) throw unparseable('unrecordable_values');
         const context = ledger.context(settings);
         mapped = [];

@@ -12,7 +12,7 @@ import {
 } from '../mapping';
 
 /**
- * Adapty (PROVIDERS.md section 2), authenticated by its static Authorization values. The
+ * Adapty (docs/webhooks.md#what-each-provider-records), authenticated by its static Authorization values. The
  * choices where Adapty's documentation is silent: docs/webhooks.md.
  */
 

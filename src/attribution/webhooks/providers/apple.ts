@@ -22,7 +22,7 @@ import { Refusal } from '../../../refusal';
 import { amountFor, money, optionalKey, parseJson, read, refundTargets, transactionKey, uuidOrNull } from '../mapping';
 
 /**
- * Apple App Store Server Notifications V2 (PROVIDERS.md section 5), verified by Apple's own
+ * Apple App Store Server Notifications V2 (docs/webhooks.md#what-each-provider-records), verified by Apple's own
  * `SignedDataVerifier` with online checks off. Why each check, and the choices where Apple's
  * documentation is silent: docs/webhooks.md.
  */

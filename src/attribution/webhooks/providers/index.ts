@@ -9,7 +9,7 @@ import { revenuecat, revenuecatSettings } from './revenuecat';
 import { shopify, shopifySettings } from './shopify';
 import { stripe, stripeSettings } from './stripe';
 
-/** The five connectors, one per provider of PROVIDERS.md. */
+/** The five connectors, one per provider (docs/webhooks.md). */
 export function createConnectors(config: Pick<Config, 'testAppleRootCa'>): Record<Provider, Connector> {
   const appleRoots = [config.testAppleRootCa ?? APPLE_ROOT_CA_G3];
   return { revenuecat, adapty, stripe, shopify, apple: appleConnector(appleRoots) };

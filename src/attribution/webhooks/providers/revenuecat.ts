@@ -11,7 +11,7 @@ import {
 } from '../mapping';
 
 /**
- * RevenueCat (PROVIDERS.md section 1), authenticated by its static Authorization value. The
+ * RevenueCat (docs/webhooks.md#what-each-provider-records), authenticated by its static Authorization value. The
  * choices where RevenueCat's documentation is silent: docs/webhooks.md.
  */
 

@@ -15,7 +15,7 @@ import {
 } from '../mapping';
 
 /**
- * Shopify (PROVIDERS.md section 4): webhooks created in the admin, signed with the shop's key.
+ * Shopify (docs/webhooks.md#what-each-provider-records): webhooks created in the admin, signed with the shop's key.
  * Accepted topics and the choices where Shopify's documentation is silent: docs/webhooks.md.
  */
 

@@ -19,7 +19,7 @@ import {
 } from '../mapping';
 
 /**
- * Stripe (PROVIDERS.md section 3), verified by the official `stripe` package on the raw bytes.
+ * Stripe (docs/webhooks.md#what-each-provider-records), verified by the official `stripe` package on the raw bytes.
  * The choices where Stripe's documentation is silent: docs/webhooks.md.
  */
 
