@@ -1,4 +1,4 @@
--- Bots and previews (CONTRACT 9): a click is stored with bot = 1 when a crawler, a link-preview
+-- Bots and previews (docs/link-host.md#bots): a click is stored with bot = 1 when a crawler, a link-preview
 -- fetcher or a browser prefetch made it. Existing rows were people's clicks: bot = 0.
 ALTER TABLE clicks ADD COLUMN IF NOT EXISTS bot UInt8 DEFAULT 0 AFTER ip_hash;
 

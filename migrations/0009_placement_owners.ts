@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * The brand each placement id belongs to (CONTRACT 10). Snapshots are keyed by placement id
+ * The brand each placement id belongs to (docs/hardening.md#a-placement-id-belongs-to-one-brand). Snapshots are keyed by placement id
  * only, so an id under two brands would show one brand's metrics to the other. Its primary key
  * decides the first claim under concurrent requests (src/placements/intake.ts).
  * Placements delivered before this table are claimed by their next delivery.

@@ -74,7 +74,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, jsonBodyParser(app));
   // A compressed body is 415: the service decodes no Content-Encoding.
   app.addHook('preParsing', refuseContentEncoding);
-  // Query strings and path ids holding text no store can hold: 400 / 404 on every route (CONTRACT 10).
+  // Query strings and path ids holding text no store can hold: 400 / 404 on every route (docs/hardening.md#text-the-stores-cannot-hold).
   app.addHook('preValidation', refuseUnstorableText);
   // A 413 closes with a lingering close, so a client still sending sees the status, not a reset.
   app.addHook('onSend', lingerAfterTooLarge);
@@ -98,7 +98,7 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     log,
   });
   app.decorate('clicks', clicks);
-  // The redirect host never refuses a visitor: over the per-IP limit it serves the visit unrecorded (CONTRACT 10).
+  // The redirect host never refuses a visitor: over the per-IP limit it serves the visit unrecorded (docs/link-host.md).
   const mayRecord = async (ip: string) => (await services.rateLimiter.consume('public_ip', ip))?.allowed ?? true;
   linkHostRoutes(app, { hosts, clicks, db, log, mayRecord });
 

@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
- * The only module that reads the environment (CONTRACT section 2).
+ * The only module that reads the environment (README.md#configuration).
  * Everything else receives a `Config`.
  */
 const envSchema = z.object({
@@ -64,7 +64,7 @@ const envSchema = z.object({
     .transform(Number)
     .refine((n) => n >= 2 && n <= 2 ** 17 && (n & (n - 1)) === 0, 'must be a power of 2 up to 131072')
     .optional(),
-  // A store down or hung never holds a request (CONTRACT 10): timeouts in milliseconds.
+  // A store down or hung never holds a request (docs/operations.md#a-store-down-or-hung): timeouts in milliseconds.
   REDIS_COMMAND_TIMEOUT_MS: millis(2000),
   PG_STATEMENT_TIMEOUT_MS: millis(4000),
   PG_CONNECT_TIMEOUT_MS: millis(2000),
@@ -77,7 +77,7 @@ const envSchema = z.object({
   HEALTH_PROBE_TIMEOUT_MS: millis(1000),
   /** Fastify's requestTimeout: the whole request (headers and body) must arrive within it. */
   REQUEST_TIMEOUT_MS: millis(10_000),
-  /** Requests a minute (CONTRACT 10); 0 turns the limit off. */
+  /** Requests a minute (docs/operations.md#rate-limits); 0 turns the limit off. */
   RATE_LIMIT_DATA_API: perMinute(600),
   RATE_LIMIT_PUBLIC_IP: perMinute(6000),
   RATE_LIMIT_PIXEL_KEY: perMinute(0),

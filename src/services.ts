@@ -30,13 +30,13 @@ export type Services = {
   recordChanges: RecordChanges;
   /** The read pipeline of the Data API and the portal (src/reads/pipeline.ts). */
   reads: Reads;
-  /** The request limits of CONTRACT 10, counted in Redis (src/http/rate-limit.ts). */
+  /** The request limits (docs/operations.md#rate-limits), counted in Redis (src/http/rate-limit.ts). */
   rateLimiter: RateLimiter;
 };
 
 /**
- * Postgres and ClickHouse as the API (`requests`: CONTRACT 10's statement and connect
- * timeouts) or the workers' thread (no timeouts: its statements are not the request path) open them.
+ * Postgres and ClickHouse as the API (`requests`: statement and connect timeouts,
+ * docs/operations.md#a-store-down-or-hung) or the workers' thread (no timeouts: its statements are not the request path) open them.
  */
 export async function openStores(config: Config, log: Logger, use: 'requests' | 'workers'): Promise<{ db: Db; warehouse: Warehouse }> {
   const { pgStatementMs, pgConnectMs, clickhouseQueryMs } = config.timeouts;

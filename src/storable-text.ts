@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Text the stores cannot hold (CONTRACT 10): NUL (Postgres text) and a lone UTF-16 surrogate
+ * Text the stores cannot hold (docs/hardening.md#text-the-stores-cannot-hold): NUL (Postgres text) and a lone UTF-16 surrogate
  * (jsonb; node-pg would turn it into U+FFFD). One check for bodies, query strings, path ids, cursors
  * and the ledger's drafts.
  */

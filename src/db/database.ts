@@ -9,7 +9,7 @@ pg.types.setTypeParser(1082, (v) => v);
 
 export type Db = Kysely<Database>;
 
-/** Limits of a pool on the request path (CONTRACT 10): a Postgres down or hung fails the statement instead of holding it. */
+/** Limits of a pool on the request path (docs/operations.md#a-store-down-or-hung): a Postgres down or hung fails the statement instead of holding it. */
 export type PgTimeouts = { statementMs: number; connectMs: number };
 
 /**
@@ -79,7 +79,7 @@ export async function executePrepared<Row>(db: Db, name: string, text: string, v
   return result.rows as Row[];
 }
 
-/** Creates the database named in the URL when it does not exist (CONTRACT 2). */
+/** Creates the database named in the URL when it does not exist, so a fresh install starts without a manual step. */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.replace(/^\//, ''));

@@ -17,7 +17,7 @@ export type DemoBrand = { id: string; name: string; apiKey: string; pixelKey: st
 /** Where the seeded data points: the service's public address (its images) and when "now" is. */
 export type SeedOptions = { publicBaseUrl: string; now?: Date };
 
-/** The set-up endpoints take at most this many items per request (CONTRACT 4). */
+/** The set-up endpoints take at most this many items per request (docs/api.md#internal-set-up-endpoints). */
 const BATCH = 10_000;
 const DAY_MS = 86_400_000;
 

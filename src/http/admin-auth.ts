@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { bearerToken } from '../secrets';
 import { refuse } from '../refusal';
 
-/** Admin JWTs (CONTRACT 3): HS256, claim user_typ "svc", one hour. */
+/** Admin JWTs (docs/api.md#internal-set-up-endpoints): HS256, claim user_typ "svc", one hour. */
 export function signAdminToken(secret: string, subject = 'operator'): string {
   const sign = createSigner({ key: secret, algorithm: 'HS256', expiresIn: 3600_000 });
   return sign({ sub: subject, user_typ: 'svc' });
@@ -11,7 +11,7 @@ export function signAdminToken(secret: string, subject = 'operator'): string {
 
 export type AdminClaims = { sub?: string; user_typ?: string; iat?: unknown; exp?: unknown };
 
-/** CONTRACT 10: the longest an admin JWT may live, from its `iat` (or from now without one). */
+/** The longest an admin JWT may live (docs/hardening.md#admin-jwts-and-the-queue-board), from its `iat` (or from now without one). */
 export const MAX_ADMIN_TOKEN_SECONDS = 24 * 3600;
 
 /** How far ahead of this server's clock a token's `iat` may be (clocks differ a little). */

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * How long, and how much more of a refused body, the server reads after its 413 before it
- * closes (issue 19 item 13). Enough for an ordinary client posting a few MiB to finish
+ * closes (docs/hardening.md#bodies-over-a-limit-413-and-a-lingering-close). Enough for an ordinary client posting a few MiB to finish
  * sending and read the status; a sender that goes on is cut off there.
  */
 export const LINGER = { ms: 5_000, bytes: 8 * 1024 * 1024 };

@@ -7,7 +7,7 @@ import { RepeatedLog } from '../repeated-log';
 const ISSUE_FIELDS = ['expected', 'origin', 'minimum', 'maximum', 'inclusive', 'exact', 'values', 'keys', 'format', 'divisor'] as const;
 
 /**
- * Zod issues as answered in `details` of a 422 (CONTRACT 4): path, message and code, the issue's
+ * Zod issues as answered in `details` of a 422 (docs/api.md#internal-set-up-endpoints): path, message and code, the issue's
  * own fields of ISSUE_FIELDS it has, and on invalid_type `missing` (whether no value was sent).
  */
 export function zodDetails(err: ZodError) {
@@ -40,7 +40,7 @@ function absent(i: core.$ZodIssueInvalidType): boolean {
 
 /**
  * What every error is answered with: a Refusal its own status and body; zod failures and bodies Fastify
- * refuses 422 invalid_request (CONTRACT 4 and 8); Fastify's other client errors keep their status;
+ * refuses 422 invalid_request; Fastify's other client errors keep their status;
  * the rest is a logged 500.
  */
 function errorAnswer(err: FastifyError | Error, req: FastifyRequest): Refusal {
@@ -72,7 +72,7 @@ const NET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNRE
 const UNAVAILABLE_MESSAGES =
   /^(Redis unavailable|Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Command timed out|Stream isn't writeable|Connection is closed|Socket timeout|Reached the max retries per request limit)|is not currently accepting connections/;
 
-/** Whether `err` says Postgres or Redis cannot be reached or did not answer in time (CONTRACT 10: 503, never 500). */
+/** Whether `err` says Postgres or Redis cannot be reached or did not answer in time (503, never 500). */
 export function storeUnavailable(err: unknown, depth = 0): boolean {
   if (!(err instanceof Error) || depth > 3) return false;
   const { code } = err as { code?: unknown };
@@ -88,7 +88,7 @@ export function errorHandler(err: FastifyError | Error, req: FastifyRequest, rep
   return reply.status(status).send(body);
 }
 
-/** The error handler of the attribution endpoints (public and webhooks): SPEC 7 gives their error bodies the form {"error":"<code>"}, nothing more. */
+/** The error handler of the attribution endpoints (public and webhooks): their error bodies are {"error":"<code>"}, nothing more (docs/api.md#error-codes). */
 export function attributionErrorHandler(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
   const { status, body } = errorAnswer(err, req);
   return reply.status(status).send({ error: body.error });

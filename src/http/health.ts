@@ -33,7 +33,7 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
 
 type Stores = { postgres: boolean; redis: boolean; clickhouse: boolean };
 
-/** Probes the three stores at once, each given `healthProbeMs` (CONTRACT 10), and sets the reachability gauges. */
+/** Probes the three stores at once, each given `healthProbeMs`, and sets the reachability gauges. */
 async function probeStores(services: HealthDeps): Promise<Stores> {
   const ms = services.config.timeouts.healthProbeMs;
   const checks = await Promise.allSettled([
@@ -53,7 +53,7 @@ async function probeStores(services: HealthDeps): Promise<Stores> {
 }
 
 /**
- * What is degraded while the stores answer (CONTRACT 7): `queue_stalled:<kind>` past
+ * What is degraded while the stores answer (docs/operations.md#what-an-operator-sees): `queue_stalled:<kind>` past
  * QUEUE_STALLED_SECONDS of an unconsumed job, `ingestion_lag` past INGESTION_LAG_DEGRADED_SECONDS of
  * an accepted fact not yet queryable. Sets the gauges of /metrics on the way.
  */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { invalidParameter } from '../refusal';
 
 /**
- * Query-string plumbing shared by the Data API and the portal (CONTRACT 5): parsing into
+ * Query-string plumbing shared by the Data API and the portal (docs/api.md#semantics): parsing into
  * 400 invalid_parameter, periods and date ranges, and UTC calendar days.
  */
 
@@ -69,7 +69,7 @@ export async function resolveRange(q: RangeQuery, today: string, since: () => Pr
   return { start: periodStart(period, today), end: today };
 }
 
-/** First day of a period that ends today (CONTRACT 5). */
+/** First day of a period that ends today (docs/api.md#semantics). */
 export function periodStart(period: Exclude<Period, 'all' | 'custom'>, today: string): string {
   switch (period) {
     case '24h':

@@ -43,7 +43,7 @@ type CountingRedis = Redis & { addRateCounts(hash: string, ttlMs: number, ...fie
 type Pending = { hash: string; field: string; limit: number; n: number; waiters: { place: number; answer(total: number | null): void }[] };
 
 /**
- * Fixed one-minute windows counted in Redis, shared by every process (CONTRACT 10): one hash per
+ * Fixed one-minute windows counted in Redis, shared by every process (docs/operations.md#rate-limits): one hash per
  * kind and window, a field per hashed id. Far below its limit a count is taken in process and sent
  * within FLUSH_MS (a process may batch its counts); nearer, the request waits for Redis's total.
  * `consume` answers null when the limit is off or Redis is away or slow: limits then do not apply.

@@ -99,7 +99,7 @@ export type MountOptions = {
   gates?: Gates;
   /** Counts the routes' limits. */
   rateLimiter?: RateLimiter;
-  /** How a refused query string is answered: 400 invalid_parameter (CONTRACT 5, 8) or 422 invalid_request (CONTRACT 4). */
+  /** How a refused query string is answered: 400 invalid_parameter (Data API, portal) or 422 invalid_request (internal set-up). */
   queryErrors: 'invalid_parameter' | 'invalid_request';
   /**
    * How a refused body is answered: 422 invalid_request with zod's details ('parsed'), or (the
@@ -178,7 +178,7 @@ export function parseFields<S extends z.ZodType>(schema: S, body: unknown, codes
   throw refuse(422, codes[field] ?? `invalid_${field}`);
 }
 
-// CONTRACT 10: paging out of range is 400 invalid_parameter on every API, whatever its other query errors;
+// Paging out of range is 400 invalid_parameter on every API, whatever its other query errors;
 // so is an integer parameter that is not decimal digits.
 const PAGING = new Set(['page', 'cursor']);
 

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isStorableText, isStorableValue } from '../storable-text';
 import { type Refusal, refuse } from '../refusal';
 
-/** The 404 code of a path id by namespace: SPEC 7 names the webhook's; elsewhere CONTRACT 8's. */
+/** The 404 code of a path id by namespace: the billing webhook's `unknown_connection`, elsewhere `not_found`. */
 const notFoundCode = (url: string) => (url.startsWith('/api/webhooks/') ? 'unknown_connection' : 'not_found');
 
 /**

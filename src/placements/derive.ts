@@ -101,7 +101,7 @@ SELECT p.brand_id, p.placement_id, p.campaign_id, p.creator_id, p.platform, p.ur
 FROM placement AS p LEFT JOIN history AS h ON h.placement_id = p.placement_id
 SETTINGS join_use_nulls = 0`;
 
-/** The brands these placements belong to (an id stays with its brand, CONTRACT 10). */
+/** The brands these placements belong to (an id stays with its brand). */
 export async function brandsOfPlacements(wh: Warehouse, placementIds: string[]): Promise<string[]> {
   const rows = await wh.rows<{ brand_id: string }>(
     'SELECT DISTINCT brand_id FROM placements WHERE placement_id IN {ids:Array(String)}',

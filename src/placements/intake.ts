@@ -22,7 +22,7 @@ export const placementSchema = z.object({
   id: z.string().trim().min(1).max(128),
   brand_id: z.string().min(1),
   campaign_id: z.string().min(1),
-  // CONTRACT 4 writes `creator_id or null`: an omitted key means no creator too.
+  // `creator_id` is an id or null: an omitted key means no creator too.
   creator_id: z.string().min(1).nullish().transform((v) => v ?? null),
   platform: platformSchema,
   url: storedUrl(2000).nullish(),
@@ -49,7 +49,7 @@ export type ReferenceProblem = { index: number; field: string; message: string }
 
 /**
  * Every brand, campaign and creator a batch names must exist, campaigns belong to the
- * placement's brand, and a placement id belongs to one brand (CONTRACT 10): not another's
+ * placement's brand, and a placement id belongs to one brand (docs/hardening.md#a-placement-id-belongs-to-one-brand): not another's
  * already, nor named under two brands in the batch.
  */
 export async function placementReferenceProblems(db: Db, placements: PlacementInput[]): Promise<ReferenceProblem[]> {

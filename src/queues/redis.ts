@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 
 /**
  * A Redis connection: BullMQ workers wait through reconnects, the CLI and the sweeper queue
- * offline; the request path (`request`) never holds a request (CONTRACT 10): no offline queue and
+ * offline; the request path (`request`) never holds a request (docs/operations.md#a-store-down-or-hung): no offline queue and
  * a `commandTimeoutMs` on every command, after which a silent connection is replaced.
  */
 export function createRedis(url: string, kind: 'worker' | 'client' | 'request' = 'client', commandTimeoutMs = 2000): Redis {

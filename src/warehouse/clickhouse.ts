@@ -36,7 +36,7 @@ export type WarehouseOptions = {
   dataDir: string;
   /**
    * A ClickHouse server's reads (`rows` whole, `stream` until its answer starts) are given up after
-   * this long and fail with code ETIMEDOUT, which the routes answer 503 (CONTRACT 10). Unset: no bound.
+   * this long and fail with code ETIMEDOUT, which the routes answer 503 (docs/operations.md#a-store-down-or-hung). Unset: no bound.
    */
   queryTimeoutMs?: number;
   /** Called once when the embedded directory is held by another process and opening waits for it (waitForRelease). */
