@@ -4,7 +4,7 @@ import type { Db } from '../db/database';
 import { refuse } from '../refusal';
 import { bearerToken, sha256 } from '../secrets';
 
-/** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (SPEC 5). */
+/** The API key of a request: `Authorization: Bearer`, then `X-SVC-API-Key`, then `?api_key` (docs/api.md#data-api). */
 export function apiKeyOf(req: FastifyRequest): string | undefined {
   const bearer = bearerToken(req.headers.authorization);
   if (bearer) return bearer;

@@ -13,13 +13,13 @@ export type CsvBody = {
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /**
- * CONTRACT 10 (CSV formula injection): a text cell a spreadsheet would run is written with a
+ * CSV formula injection (docs/hardening.md#csv-exports-formula-injection): a text cell a spreadsheet would run is written with a
  * leading `'`. Only string cells pass here (csv-stringify's cast by type): numbers are written
  * from numbers, so a negative count stays a number, and dates are ISO text starting with a digit.
  */
 export const neutraliseFormula = (text: string): string => (FORMULA_START.test(text) ? `'${text}` : text);
 
-/** SPEC 2.8: an array or object cell (creators' handles and platforms) is JSON text, always quoted, `[]` too. */
+/** An array or object cell (creators' handles and platforms) is JSON text, always quoted, `[]` too. */
 const jsonCell = (value: object) => ({ value: JSON.stringify(value), quoted: true });
 
 /**

@@ -3,7 +3,7 @@ import type { Route } from '../http/route';
 import { components } from './routes';
 
 /**
- * GET /openapi.json (SPEC 2.9, 9): the Data API's document, built by the one builder from
+ * GET /openapi.json (docs/api.md#versions): the Data API's document, built by the one builder from
  * the route table, so it cannot drift from what the API does.
  */
 

@@ -5,7 +5,7 @@ import { integerParam } from '../integer-param';
 import { PLATFORMS, type Platform, platformSchema } from '../platforms';
 
 /**
- * Request parameters of the Data API (SPEC 4.1, CONTRACT 5). These zod schemas both
+ * Request parameters of the Data API (docs/api.md#data-api). These zod schemas both
  * validate requests and generate /openapi.json, so descriptions live here.
  */
 
@@ -60,7 +60,7 @@ export const postsCsvQuery = commonQuery.extend({ sort });
 const MAX_PAGE = 1_000_000;
 
 export const creatorsQuery = commonQuery.extend({
-  // CONTRACT 10: a page beyond a million is out of range, not an empty answer after a huge OFFSET.
+  // A page beyond a million is out of range, not an empty answer after a huge OFFSET.
   page: integerParam(z.coerce.number().int().min(1).max(MAX_PAGE).default(1)).describe('Page number, from 1 to 1,000,000'),
   limit,
 });

@@ -36,7 +36,7 @@ export function dataContext({ db, warehouse, rateLimiter, reads }: DataApiDeps) 
   const reader = new DataReader(db, warehouse, reads);
   const apiKeys = new ApiKeys(db);
   const resolve = async (req: FastifyRequest, reply: FastifyReply, limits: RateLimitKind[]): Promise<DataContext> => {
-    // Per API key (CONTRACT 10), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
+    // Per API key (docs/operations.md#rate-limits), a wrong one too: its 401 carries the RateLimit headers, and guessing is limited.
     const key = apiKeyOf(req);
     // Wrong keys per client IP (docs/hardening.md): past their limit, refused before any look-up.
     if (key) await refuseWhenSpent(reply, rateLimiter, 'failed_key', req.ip);

@@ -5,7 +5,7 @@ import { ATTRIBUTIONS, type Scope } from './params';
 import type { CreatorRow, DailyTotals, PostRow } from './queries';
 
 /**
- * The Data API's answers (SPEC 2.1 to 2.8): zod schemas for /openapi.json and the tests,
+ * The Data API's answers (docs/api.md#answers): zod schemas for /openapi.json and the tests,
  * and the functions that shape query rows into them. JSON and CSV share these functions.
  */
 
@@ -200,7 +200,7 @@ export function dailyRows(totals: DailyTotals[], start: string, end: string, cum
   return rows;
 }
 
-/** CSV columns (SPEC 2.8) and how a resource fills them. */
+/** CSV columns (docs/api.md#csv-columns) and how a resource fills them. */
 export const csvColumns = {
   daily: ['date', 'posts', 'views', 'likes', 'comments', 'shares'],
   posts: [

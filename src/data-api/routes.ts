@@ -40,7 +40,7 @@ import {
 import type { DataRequest } from './scope';
 
 /**
- * The Data API endpoints (SPEC 4.1), each as: path, query schema, answer, handler.
+ * The Data API endpoints (docs/api.md#data-api), each as: path, query schema, answer, handler.
  * index.ts serves them behind the API key; openapi.ts describes them from the same schemas.
  */
 
@@ -89,7 +89,7 @@ const stamped = (cut: string) => `${cut}${new Date().toISOString()}"}}`;
 
 /**
  * A JSON endpoint: a read of the pipeline (src/reads/pipeline.ts), its answer enveloped with the
- * request's meta (SPEC 2.1) and kept until the brand's records or the facts it `reads` change.
+ * request's meta (docs/api.md#answers) and kept until the brand's records or the facts it `reads` change.
  */
 const json = <S extends QuerySchema>(e: {
   path: string;
@@ -145,7 +145,7 @@ const csv = <S extends QuerySchema>(e: {
     query: e.query as QuerySchema,
     responses: {
       200: {
-        description: 'CSV with a header row (columns as SPEC 2.8); null values are empty cells',
+        description: 'CSV with a header row naming the columns; null values are empty cells',
         headers: { 'Content-Disposition': { schema: { type: 'string' }, description: 'attachment; filename=...' } },
         content: { 'text/csv': { schema: { type: 'string' } } },
       },
@@ -156,7 +156,7 @@ const csv = <S extends QuerySchema>(e: {
     },
   });
 
-/** posts.csv stops after this many placements (SPEC 8). */
+/** posts.csv stops after this many placements. */
 const MAX_CSV_POSTS = 50_000;
 /** creators.csv stops after this many creators (the most viewed). */
 const MAX_CSV_CREATORS = 100_000;

@@ -56,7 +56,7 @@ export async function updateCode(deps: ListReader, id: string, patch: { label?: 
 }
 
 /**
- * Deletes a code only while nothing was credited with it (SPEC 3.2): its counter is
+ * Deletes a code only while nothing was credited with it: its counter is
  * zero and no install or ledger row names it. One statement, so a credit committed
  * concurrently (which bumps the counter on the same row) is never lost. 409 code_in_use.
  */

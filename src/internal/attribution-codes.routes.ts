@@ -22,7 +22,7 @@ const listQuery = z.object({
   ...pageParams(codeCursor),
 });
 
-/** /attribution-codes (SPEC 4.5): creator codes, dictated or generated, with their ledger totals. */
+/** /attribution-codes (docs/api.md#links-codes-and-domains): creator codes, dictated or generated, with their ledger totals. */
 export const attributionCodeRoutes = (deps: ListReader) => [
   route({
     method: 'GET',

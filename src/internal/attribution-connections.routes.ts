@@ -11,14 +11,14 @@ const listQuery = z.object({
   provider: z.enum(PROVIDERS).optional(),
   status: z.enum(['awaiting_first_event', 'connected', 'error']).optional(),
   limit: integerParam(z.coerce.number().int().min(1).max(100).default(50)),
-  // Connection ids are UUIDs: anything else is a cursor this list never gave (CONTRACT 10: 400).
+  // Connection ids are UUIDs: anything else is a cursor this list never gave (400, docs/hardening.md#paging-out-of-range).
   cursor: z.uuid().optional().describe('The id of the last connection of the previous page'),
 });
 
 /**
  * GET /attribution-connections lists every brand's billing connections with their health,
  * filtered and paged; DELETE removes one. Brands create connections in their portal: no internal
- * endpoint creates one (SPEC 4.5).
+ * endpoint creates one.
  */
 export function attributionConnectionRoutes({ db, secretKey, publicBaseUrl }: Pick<InternalDeps, 'db' | 'secretKey' | 'publicBaseUrl'>) {
   const connections = new Connections(db, secretKey, publicBaseUrl);

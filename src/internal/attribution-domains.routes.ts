@@ -22,7 +22,7 @@ const createBody = z.object({
 
 const listQuery = z.object(pageParams(domainCursor));
 
-/** /attribution-domains (SPEC 4.5): shared and brand-owned vanity domains, as the operator sees them. */
+/** /attribution-domains (docs/api.md#links-codes-and-domains): shared and brand-owned vanity domains, as the operator sees them. */
 export const attributionDomainRoutes = (deps: DomainDeps) => [
   route({
     method: 'GET',

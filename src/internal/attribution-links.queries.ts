@@ -4,7 +4,7 @@ import type { LinksTable } from '../db/schema';
 import { type ListReader, listLinks } from '../attribution/reporting/lists';
 import { conflict, invalidRequest, notFound, type RefusalDetail } from '../refusal';
 
-/** The store URL rule of app links (SPEC 2.10), checked on create and again on every change. */
+/** The store URL rule of app links (docs/api.md#links-codes-and-domains), checked on create and again on every change. */
 export const STORE_URL_REQUIRED = 'an app link needs ios_url or android_url';
 export const hasStoreUrl = (l: { type: string; ios_url?: string | null; android_url?: string | null }) =>
   l.type !== 'app' || Boolean(l.ios_url || l.android_url);

@@ -60,7 +60,7 @@ const listQuery = z.object({
 /** Link ids are Postgres bigserials; anything else names no link (404). */
 const linkParams = z.object({ id: z.string().regex(/^[1-9]\d{0,14}$/).transform(Number) });
 
-/** /attribution-links (SPEC 4.5): creator links with their clicks and ledger totals. */
+/** /attribution-links (docs/api.md#links-codes-and-domains): creator links with their clicks and ledger totals. */
 export const attributionLinkRoutes = (deps: Pick<InternalDeps, 'db' | 'warehouse' | 'linkChanges'>) => {
   const reader: ListReader = deps;
   return [

@@ -18,7 +18,7 @@ const portalUserBody = z.object({
 });
 const listQuery = z.object(createdOrderPage);
 
-/** POST /brands, /brands/:id/api-keys, /brands/:id/portal-users (CONTRACT 4). */
+/** POST /brands, /brands/:id/api-keys, /brands/:id/portal-users (docs/api.md#internal-set-up-endpoints). */
 export const brandRoutes = ({ db }: { db: Db }) => [
   route({
     method: 'POST',

@@ -21,7 +21,7 @@ const createBody = z
 
 const listQuery = z.object({ brand_id: z.string().optional(), ...createdOrderPage });
 
-/** /campaigns (CONTRACT 4): a brand's campaigns; visible=false hides one from the Data API. */
+/** /campaigns (docs/api.md#internal-set-up-endpoints): a brand's campaigns; visible=false hides one from the Data API. */
 export const campaignRoutes = ({ db }: { db: Db }) => [
   route({
     method: 'POST',

@@ -61,7 +61,7 @@ async function* validChunks(db: Db, kind: ImportKind, path: string, refuse: (lin
   const schema: z.ZodType<PlacementInput | SnapshotInput> = kind === 'placements' ? placementSchema : snapshotSchema;
   let batch: { line: number; item: PlacementInput | SnapshotInput }[] = [];
   let records = 0;
-  // Each placement id's brand in the whole file (CONTRACT 10: an id belongs to one brand), across chunks.
+  // Each placement id's brand in the whole file (an id belongs to one brand), across chunks.
   const brandOf = new Map<string, string>();
   const sameBrandAsBefore = ({ line, item }: { line: number; item: PlacementInput | SnapshotInput }) => {
     const { id, brand_id: brand } = item as PlacementInput;

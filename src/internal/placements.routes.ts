@@ -13,7 +13,7 @@ import {
 } from '../placements/intake';
 import { errors } from './schemas';
 
-/** The two batch endpoints take up to 10,000 items in bodies of up to 16 MiB (CONTRACT 4). */
+/** The two batch endpoints take up to 10,000 items in bodies of up to 16 MiB (docs/api.md#internal-set-up-endpoints). */
 const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
 const MAX_ITEMS = 10_000;
 

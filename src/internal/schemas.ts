@@ -9,7 +9,7 @@ export const answers = {
   item: (what: string) => ({ description: what }),
 };
 
-/** Every internal route needs the admin JWT (CONTRACT 3); a refused query, path or body is 422. */
+/** Every internal route needs the admin JWT (docs/api.md#internal-set-up-endpoints); a refused query, path or body is 422. */
 const common = {
   401: errorSchema('unauthorized'),
   403: errorSchema('forbidden: not an operator token'),

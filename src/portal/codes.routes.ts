@@ -15,7 +15,7 @@ const portalCode = z.object({
   conversions: z.number().int(),
   revenue: money,
 });
-/** GET /codes (SPEC 4.4, CONTRACT 8): a page of the brand's codes by label, totals for the range (read-only). */
+/** GET /codes (docs/api.md#endpoints-apiclientattribution): a page of the brand's codes by label, totals for the range (read-only). */
 export const codeRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/codes',

@@ -62,7 +62,7 @@ const writeErrors = { 401: readErrors[401], 422: errorSchema('invalid_request (w
 const notFound = { 404: errorSchema("not_found: unknown, or another brand's") };
 
 /**
- * /api/client/attribution/connections (SPEC 4.4, CONTRACT 8): the brand's billing
+ * /api/client/attribution/connections (docs/webhooks.md#connections): the brand's billing
  * connections and a setup card per provider. Every query is scoped to the session's brand,
  * so another brand's connection id answers 404. Secrets are accepted, never answered.
  */

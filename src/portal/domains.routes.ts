@@ -34,7 +34,7 @@ const notYours = {
 };
 
 /**
- * /domains (SPEC 4.4, CONTRACT 8), on the shared domain functions with the brand's scope.
+ * /domains (docs/api.md#endpoints-apiclientattribution), on the shared domain functions with the brand's scope.
  * A brand sees shared domains but may change only its own: a shared domain's id answers
  * 403 forbidden, another brand's (like an unknown id) 404 not_found, never telling it exists.
  */

@@ -39,7 +39,7 @@ const ledgerItem = z.object({
   resolution_method: z.string().describe('click, clipboard, code, ip or unattributed'),
   confidence: z.number().nullable(),
 });
-/** GET /events (SPEC 4.4, CONTRACT 8). */
+/** GET /events, the ledger feed (docs/api.md#endpoints-apiclientattribution). */
 export const eventRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/events',

@@ -44,7 +44,7 @@ export async function portalRoutes(app: FastifyInstance, deps: PortalDeps) {
     },
     { prefix: '/auth' },
   );
-  // One list of routes per portal resource (SPEC 4.4), each given its session (the brand it may read).
+  // One list of routes per portal resource (docs/api.md#endpoints-apiclientattribution), each given its session (the brand it may read).
   await app.register(
     async (attribution) =>
       mount(attribution, [

@@ -26,7 +26,7 @@ const portalLink = z.object({
   conversions: z.number().int(),
   revenue: money,
 });
-/** GET /links (SPEC 4.4, CONTRACT 8): a page of the brand's links by id, totals for the range. */
+/** GET /links (docs/api.md#endpoints-apiclientattribution): a page of the brand's links by id, totals for the range. */
 export const linkRoutes = (deps: ListReader & PortalReads) => [
   listRoute(deps, {
     path: '/links',

@@ -13,7 +13,7 @@ type Page = { data: unknown[]; pagination: Pagination };
 export type PortalReads = { warehouse: Warehouse; reads: Reads };
 
 /**
- * GET of a paged list of the session's brand (CONTRACT 8): one handler for every portal list, a
+ * GET of a paged list of the session's brand (docs/api.md#endpoints-apiclientattribution): one handler for every portal list, a
  * read of the pipeline. Its scope is the range of a list over time (default 30d), answered with the page.
  */
 export function listRoute<Q extends z.ZodObject>(

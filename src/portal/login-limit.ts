@@ -7,7 +7,7 @@ import { keyedHash } from '../secrets';
 
 /**
  * Failed logins allowed per window: per account from one client IP, so a stranger's guesses never
- * lock the owner out (CONTRACT 10), and per IP across accounts. Behind a reverse proxy, TRUST_PROXY
+ * lock the owner out (docs/hardening.md#portal-login-lock-out), and per IP across accounts. Behind a reverse proxy, TRUST_PROXY
  * must name it, or every client shares the proxy's address and one limit.
  */
 export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
@@ -16,8 +16,8 @@ export const LOGIN_LIMITS = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 }
 const TAKE = `local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('PTTL', KEYS[1])}`;
-// After a wrong password: the failure that spends the limit starts the lock's whole window (CONTRACT
-// 10). Only then: an attempt given back (a right password) must not push earlier failures' window out.
+// After a wrong password: the failure that spends the limit starts the lock's whole window.
+// Only then: an attempt given back (a right password) must not push earlier failures' window out.
 const FAILED = `if tonumber(redis.call('GET', KEYS[1]) or '0') >= tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end`;
 const READ = `return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}`;
 // Gives one back, never below zero and without touching the window.

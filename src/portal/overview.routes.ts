@@ -35,7 +35,7 @@ const webhookAlerts = z
   .array(z.object({ endpoint_id: z.string(), url: z.string(), status: z.enum(['failing', 'disabled']), since: z.iso.datetime() }))
   .describe('Webhook endpoints failing, or disabled other than by the brand (docs/webhooks.md)');
 
-/** GET /overview (SPEC 4.4, CONTRACT 8). */
+/** GET /overview (docs/api.md#endpoints-apiclientattribution). */
 export const overviewRoutes = ({ warehouse, reads, webhooks }: PortalReads & { webhooks: WebhookServices }) => [
   route({
     method: 'GET',

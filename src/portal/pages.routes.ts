@@ -4,7 +4,7 @@ import { sameOriginCsp } from '../http/csp';
 import { portalFiles } from './pages.build';
 
 /**
- * GET /portal/: the brand portal in a browser (CONTRACT 12), served from this origin. Every
+ * GET /portal/: the brand portal in a browser (docs/portal.md), served from this origin. Every
  * page path answers the same index.html; its script reads the path and asks the portal API
  * for the session. Assets have content-hashed names, so they are cached for good.
  */

@@ -5,7 +5,7 @@ import type { Warehouse } from '../warehouse/clickhouse';
 
 /**
  * The portal's reads over time take the Data API's period and dates (src/http/query.ts), with two
- * portal choices (CONTRACT 8): `30d` by default, and `all` from the brand's first click (a person's),
+ * portal choices (docs/api.md#endpoints-apiclientattribution): `30d` by default, and `all` from the brand's first click (a person's),
  * install or ledger row (sandbox rows too, so the sandbox feed's `all` holds them).
  */
 

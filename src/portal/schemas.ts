@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { errorSchema } from '../http/openapi';
 
 /**
- * Pieces of the portal's answers (CONTRACT 8) shared by several endpoints.
+ * Pieces of the portal's answers (docs/api.md#endpoints-apiclientattribution) shared by several endpoints.
  */
 
-/** Money in major units per currency (CONTRACT 8). */
+/** Money in major units per currency, e.g. {"USD": 49.99}. */
 export const money = z
   .record(z.string(), z.number())
   .describe('Major units per currency, e.g. {"USD": 49.99, "EUR": 9.99}');

@@ -21,7 +21,7 @@ const setupAnswer = z.object({
   events_endpoint: z.string(),
 });
 
-/** The React Native start-up code for a brand: its pixel key and this deployment as endpoint (CONTRACT 11). */
+/** The React Native start-up code for a brand: its pixel key and this deployment as endpoint (docs/sdk.md). */
 export function sdkSnippet(base: string, pixelKey: string): string {
   return [
     "import AsyncStorage from '@react-native-async-storage/async-storage';",
@@ -55,7 +55,7 @@ export function swiftSnippet(base: string, pixelKey: string): string {
   ].join('\n');
 }
 
-/** GET /setup (SPEC 4.4, CONTRACT 8): everything a brand needs to send conversions. */
+/** GET /setup (docs/api.md#endpoints-apiclientattribution): everything a brand needs to send conversions. */
 export const setupRoutes = ({ db, publicBaseUrl: base }: { db: Db; publicBaseUrl: string }) => [
   route({
     method: 'GET',

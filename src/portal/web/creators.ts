@@ -3,7 +3,7 @@ import { h, uid } from './dom';
 
 let creatorList: Promise<CreatorRef[]> | null = null;
 
-/** Forgets the creators read: the next session may be another brand's (CONTRACT 6: a session sees one brand). */
+/** Forgets the creators read: the next session may be another brand's (a session sees one brand). */
 export function forgetCreators(): void {
   creatorList = null;
 }

@@ -2,7 +2,7 @@ import { h, uid } from './dom';
 import { formatDay } from './format';
 
 /**
- * The period picker (CONTRACT 5): the range lives in the page's URL (`period`, or
+ * The period picker (docs/api.md#semantics): the range lives in the page's URL (`period`, or
  * `start_date` and `end_date`), so a reload or a shared link shows the same numbers, and
  * every page that reads over time sends it on to the API as is.
  */
