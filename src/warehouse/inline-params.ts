@@ -21,6 +21,8 @@ export function inlineParams(query: string, params: Record<string, unknown> | un
 function literal(value: unknown, name: string): string {
   if (value === null) return 'NULL';
   if (Array.isArray(value)) return `[${value.map((v) => literal(v, name)).join(', ')}]`;
+  // A time as UTC text with milliseconds, which DateTime and DateTime64 parse alike.
+  if (value instanceof Date) return quote(value.toISOString().replace('T', ' ').replace('Z', ''));
   switch (typeof value) {
     case 'string':
       return quote(value);

@@ -44,6 +44,10 @@ describe('embedded reads with their values inlined', () => {
       { d: '2026-02-28', big: 2n ** 60n, f: 0.25, none: [] },
     );
     expect(row).toEqual({ next_day: '2026-03-01', big: String(2n ** 60n), f: 0.5, none: 0, found: 0 });
+    const [time] = await t.services.warehouse.rows<{ ms: number }>(`SELECT toUnixTimestamp64Milli({at:DateTime64(3, 'UTC')}) AS ms`, {
+      at: new Date(Date.UTC(2026, 4, 1, 23, 59, 59, 123)),
+    });
+    expect(time!.ms).toBe(Date.UTC(2026, 4, 1, 23, 59, 59, 123));
   });
 
   it('gives each of many concurrent reads its own values', async () => {
