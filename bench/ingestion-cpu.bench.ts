@@ -9,7 +9,7 @@ import { adminPostJson, type CpuSlice, cpuFigures, cpuSlice, postJson, type Serv
 import type { Bench } from './run';
 
 /**
- * CPU per accepted request of POST /clicks, /installs and /events (issue 21, item 4): the whole
+ * CPU per accepted request of POST /clicks, /installs and /events: the whole
  * machine's busy time over a load and its tail, less the load generator's own, divided by the
  * answers; held against a bare Fastify route's in the same run (alternating rounds, since the
  * machine drifts). The service runs as `npm start` does, default log level, rate limits on, each
@@ -77,7 +77,7 @@ const bench: Bench = async (emit, filter) => {
   let service: ServiceProcess | undefined;
   let bare: ServiceProcess | undefined;
   try {
-    // One machine names its clients with X-Forwarded-For (CONTRACT 10): the service trusts this address.
+    // One machine names its clients with X-Forwarded-For (docs/hardening.md#who-may-name-a-clicks-ip): the service trusts this address.
     service = await startServiceProcess(env.config, { TRUST_PROXY: '127.0.0.1' });
     const { brand, hostname } = await seedWebLink(adminPostJson(service.base, env.config.adminJwtSecret));
     const { click_token: clickToken } = await postJson(service.base, '/api/public/attribution/clicks', { domain: hostname, slug: 'maya', user_agent: IPHONE });
@@ -117,14 +117,14 @@ const bench: Bench = async (emit, filter) => {
       });
     }
 
-    // The limiter's share of a request, against the bare route's whole cost measured in this run; issue 21 asks it reported, with no target.
+    // The limiter's share of a request, against the bare route's whole cost measured in this run; reported, with no target.
     const limiter = await limiterCost(env.config);
     emit({
       name: 'ingestion-cpu-limiter',
       ...limiter,
       baseline: { bare_route_cpu_per_request_us: bareUs },
       ratio: round(limiter.limiter_cpu_per_request_us / bareUs),
-      target: 'reported only (issue 21, item 4)',
+      target: 'reported only',
     });
   } finally {
     await bare?.stop();

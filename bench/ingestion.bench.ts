@@ -122,7 +122,7 @@ const bench: Bench = async (emit, filter) => {
   const kinds = selectedKinds(filter);
   // 1. The whole service, isolated.
   const env = benchEnvironment('ingestion');
-  // One machine sends every request from one address: the per-IP limit (CONTRACT 10) is turned off, as the contract lets a load generator do.
+  // One machine sends every request from one address: the per-IP limit is turned off, as an operator may for a load generator.
   env.config.rateLimits = { ...env.config.rateLimits, publicIp: 0 };
   const log = benchLogger(env.config.logLevel);
   let services: Services | undefined;

@@ -5,7 +5,7 @@ import { adminPostJson, type CpuSlice, cpuFigures, cpuSlice, type ServiceProcess
 import type { Bench } from './run';
 
 /**
- * The link host's CPU per visit against POST /clicks (at most 1.2 times, issue 18), the machine's
+ * The link host's CPU per visit against POST /clicks (at most 1.2 times), the machine's
  * and the service process's, on the service as `npm start` runs it, the two loads alternating in
  * rounds. Method and results: docs/link-host.md ("Cost").
  */

@@ -114,7 +114,7 @@ const LARGE_READS = [
   '/creators?period=all',
 ];
 
-/** What 16 dashboard clients cycle through (issue 21): all with period=all. */
+/** What 16 dashboard clients cycle through: all with period=all. */
 const DASHBOARD_READS = [
   '/metrics/summary?period=all&attribution=upload_date',
   '/metrics/summary?period=all&attribution=view_date',

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../src/config';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-config-'));
 
-describe('configuration (CONTRACT 2)', () => {
+describe('configuration', () => {
   it('applies the documented defaults', () => {
     const c = loadConfig({ DATA_DIR: dataDir });
     expect(c.port).toBe(3000);

@@ -3,7 +3,7 @@ import { createLogger } from '../src/logger';
 import { RepeatedLog } from '../src/repeated-log';
 import { sleep } from './helpers/harness';
 
-/** Issue 19, "Loud failures": a failure that repeats logs one line a second at most, with its count. */
+/** Loud failures: a failure that repeats logs one line a second at most, with its count. */
 function captured() {
   const lines: Record<string, unknown>[] = [];
   const log = createLogger('warn', { write: (line: string) => lines.push(JSON.parse(line)) });

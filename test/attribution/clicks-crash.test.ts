@@ -4,7 +4,7 @@ import { eventually } from '../helpers/harness';
 import { exited, SERVICE_COMMAND, serviceProcessEnv, startServiceProcess } from '../helpers/service-process';
 
 /**
- * Issue 19, item 6: the portal's click counts stay exact when the process is killed at any
+ * The portal's click counts stay exact when the process is killed at any
  * instant of a click load. The real service (`npm start`) takes clicks from several clients,
  * is SIGKILLed at a random moment, and starts again; once its queue drained, the clicks
  * counted must be every click answered 200, plus at most the clicks that were in flight at

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { addPlacements, addSnapshots, api, brandWithKey, createCampaign, createCreator, parseCsv } from './helpers';
 
-/** CONTRACT 10: CSV exports neutralise text cells a spreadsheet would run as a formula; numbers and dates never change. */
+/** CSV exports neutralise text cells a spreadsheet would run as a formula; numbers and dates never change. */
 let t: TestService;
 let key: string;
 let creatorId: string;

@@ -6,7 +6,7 @@ import { destroyTestService, startTestService, type TestService } from '../helpe
 import { addPlacements, addSnapshots, brandWithKey, createCampaign, ok, type Snapshot } from './helpers';
 
 /**
- * The derived tables follow the facts however they arrive (CONTRACT 4): snapshots late,
+ * The derived tables follow the facts however they arrive: snapshots late,
  * out of order, replaced, before their placement; placements re-posted; batches replayed.
  */
 let t: TestService;

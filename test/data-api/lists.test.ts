@@ -19,7 +19,7 @@ import {
   seedAcme,
 } from './helpers';
 
-/** /posts, /creators and the three CSV exports (SPEC 2.5 to 2.8), over seedAcme and a brand full of ties. */
+/** /posts, /creators and the three CSV exports (docs/api.md#answers), over seedAcme and a brand full of ties. */
 let t: TestService;
 let acme: Awaited<ReturnType<typeof seedAcme>>;
 const range = { start_date: '2026-03-01', end_date: '2026-03-04' };
@@ -237,7 +237,7 @@ describe('CSV exports', () => {
     return { res, rows: parseCsv(res.body) };
   };
 
-  it('posts.csv: the columns of SPEC 2.8, quoted cells, nulls as empty cells', async () => {
+  it('posts.csv: the documented columns, quoted cells, nulls as empty cells', async () => {
     const { res, rows } = await csv('/posts.csv', range);
     expect(res.headers['content-disposition']).toBe('attachment; filename="posts_2026-03-01_2026-03-04.csv"');
     expect(rows[0]).toEqual([
@@ -272,7 +272,7 @@ describe('CSV exports', () => {
       'Spring',
       acme.maya,
       'Maya Lopez',
-      "'@maya", // a text cell starting with @ is neutralised (CONTRACT 10)
+      "'@maya", // a text cell starting with @ is neutralised
       '300',
       '25',
       '3',
@@ -307,7 +307,7 @@ describe('CSV exports', () => {
       ['', 'Unknown creator', '[]', '["tiktok"]', '1', '0', '0', '0', '0', '0', '0', ''],
     ]);
     expect(res.body).toContain('"[{""platform"":""youtube"",""handle"":""BenTube""}]"');
-    // JSON cells are quoted even when nothing in them needs it (SPEC 2.8).
+    // JSON cells are quoted even when nothing in them needs it (docs/api.md#csv-columns).
     expect(res.body).toContain(',Unknown creator,"[]","[""tiktok""]",1,');
   });
 

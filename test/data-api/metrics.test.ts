@@ -3,7 +3,7 @@ import { brandSchema, dailyRowSchema, envelope, summarySchema } from '../../src/
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { api, brandWithKey, ok, seedAcme } from './helpers';
 
-/** Summary, daily and brand answers over the hand-computed brand of seedAcme (CONTRACT 5). */
+/** Summary, daily and brand answers over the hand-computed brand of seedAcme (docs/api.md#semantics). */
 let t: TestService;
 let key: string;
 let brandId: string;

@@ -5,7 +5,7 @@ import { createApiKey } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { addPlacements, addSnapshots, api, brandWithKey, createCampaign, ok } from './helpers';
 
-/** Authentication (SPEC 5), parameter errors and periods (CONTRACT 5), and /openapi.json (SPEC 2.9). */
+/** Authentication, parameter errors and periods (docs/api.md#data-api), and /openapi.json. */
 let t: TestService;
 let key: string;
 let brandId: string;
@@ -191,7 +191,7 @@ describe('invalid parameters', () => {
 });
 
 describe('periods', () => {
-  it('start where CONTRACT 5 says, given today', () => {
+  it('start where docs/api.md#semantics says, given today', () => {
     const today = '2026-11-22';
     expect(
       Object.fromEntries((['24h', '7d', '30d', '60d', '90d', '6m', 'ytd'] as const).map((p) => [p, periodStart(p, today)])),

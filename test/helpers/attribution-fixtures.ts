@@ -7,7 +7,7 @@ import { chDateTime } from '../../src/warehouse/values';
 import type { TestService } from './harness';
 
 /**
- * Attribution set-up through the internal endpoints (CONTRACT 4 and 8), as an operator
+ * Attribution set-up through the internal endpoints (docs/api.md), as an operator
  * would do it. Each helper expects 201 and answers the created object.
  */
 
@@ -19,7 +19,7 @@ export type LinkItem = AsJson<Link>;
 export type CodeItem = AsJson<Code>;
 /**
  * A link as created, its `id` as the integer that installs, ledger rows, Postgres and
- * ClickHouse carry; the API answers it as a string (CONTRACT 4), which createLink checks.
+ * ClickHouse carry; the API answers it as a string, which createLink checks.
  */
 export type LinkFixture = Omit<LinkItem, 'id'> & { id: number };
 

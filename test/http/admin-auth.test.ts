@@ -11,7 +11,7 @@ afterAll(async () => destroyTestService(t));
 const sign = (key: string, claims: Record<string, unknown>, expiresIn = 60_000) =>
   createSigner({ key, algorithm: 'HS256', expiresIn })(claims);
 
-describe('admin JWT (CONTRACT 3)', () => {
+describe('admin JWT', () => {
   const brand = { method: 'POST' as const, url: '/api/internal/brands', payload: { name: 'Acme' } };
 
   it('refuses a request without a token with 401', async () => {
@@ -114,7 +114,7 @@ describe('the queue board (docs/hardening.md)', () => {
   });
 });
 
-describe('admin JWT lifetime and the queue board cookie (CONTRACT 10)', () => {
+describe('admin JWT lifetime and the queue board cookie', () => {
   const brand = { method: 'POST' as const, url: '/api/internal/brands', payload: { name: 'Acme' } };
   const now = () => Math.floor(Date.now() / 1000);
   // Exactly these claims: fast-jwt keeps a given iat, and adds none with noTimestamp.

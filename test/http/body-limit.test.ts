@@ -9,7 +9,7 @@ import { LINGER } from '../../src/http/body-limit';
 import { destroyTestService, sleep, startTestService, type TestService } from '../helpers/harness';
 
 /**
- * CONTRACT 4 and issue 19 item 13: a body over a limit is answered 413 and the rest of it is
+ * A body over a limit is answered 413 and the rest of it is
  * read (bounded), so an ordinary client sees the status instead of a reset. Over a real
  * socket: inject never resets.
  */

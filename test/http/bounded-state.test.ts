@@ -10,7 +10,7 @@ import { type AttributionBrand, attributionBrand, IPHONE, postPublic, uniqueId }
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 /**
- * CONTRACT 10 / issue 19 item 8: what unauthenticated requests make the service keep is
+ * What unauthenticated requests make the service keep is
  * bounded in bytes. The IP-match memory in Redis stays under IP_MATCH_MEMORY_MB (1 MiB here)
  * however many distinct IPs click, and the served-link cache stays under its byte budget
  * however long the made-up hosts and slugs.

@@ -8,7 +8,7 @@ import { createApiKey, createBrand } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 /**
- * CONTRACT 10 with a ClickHouse server (CLICKHOUSE_URL) that is up but hung: here a listener that
+ * A ClickHouse server (CLICKHOUSE_URL) that is up but hung: here a listener that
  * accepts connections and never answers. Reads give up after CLICKHOUSE_QUERY_TIMEOUT_MS (1.5 s) and
  * the routes answer 503 unavailable within 5 s, where the client alone would wait 30 s. This
  * machine has no ClickHouse server, so the service starts embedded and its reads are then sent to
@@ -59,7 +59,7 @@ async function failure(read: Promise<unknown>) {
   return { err: err as Error & { code?: string }, ms: performance.now() - started };
 }
 
-describe('ClickHouse server hung (CONTRACT 10)', () => {
+describe('ClickHouse server hung', () => {
   it('a read, and an export until its answer starts, give up after the bound as a store unavailable', async () => {
     const wh = hungWarehouse(hungUrl, 300);
     for (const read of [() => wh.rows('SELECT 1'), () => wh.stream('SELECT 1')]) {

@@ -11,7 +11,7 @@ const metrics = (authorization = `Bearer ${METRICS_TOKEN}`) => t.request({ metho
 const probesRun = async () => (await healthProbes.get()).values[0]?.value ?? 0;
 afterAll(async () => destroyTestService(t));
 
-describe('operations (CONTRACT 7)', () => {
+describe('operations', () => {
   it('GET /healthz answers ok when Postgres, Redis and ClickHouse answer', async () => {
     const res = await t.request({ method: 'GET', url: '/healthz' });
     expect(res.statusCode).toBe(200);

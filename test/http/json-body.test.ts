@@ -49,7 +49,7 @@ describe('JSON bodies', () => {
     const [bad, badAsText, good] = await Promise.all([install('a\u0000b'), install('c\u0000', 'text/plain'), install('good-1')]);
     for (const refused of [bad, badAsText]) {
       expect(refused.statusCode).toBe(422);
-      expect(refused.json()).toEqual({ error: 'invalid_request' }); // a public attribution endpoint: SPEC 7's form
+      expect(refused.json()).toEqual({ error: 'invalid_request' }); // a public attribution endpoint: {"error":"<code>"} only
     }
     expect(good.statusCode).toBe(201);
     const installs = await t.services.db.selectFrom('installs').select('install_id').where('brand_id', '=', brand.json().id).execute();

@@ -8,7 +8,7 @@ import { destroyTestService, eventually, startTestService, type TestService } fr
 import { createPortalUser, PORTAL_PASSWORD } from '../portal/helpers';
 
 /**
- * CONTRACT 10: a Postgres that is up but hung (here: reached through a proxy that stops passing
+ * A Postgres that is up but hung (here: reached through a proxy that stops passing
  * bytes) never holds a request. Statements give up after PG_STATEMENT_TIMEOUT_MS (4 s), new
  * connections after PG_CONNECT_TIMEOUT_MS (2 s): every route that needs Postgres answers 503
  * unavailable within 5 s, /healthz 503 within 2 s, and all recovers once Postgres answers.
@@ -46,7 +46,7 @@ async function timed(name: string, request: Promise<LightMyRequestResponse>) {
   return { name, status: res.statusCode, body: res.json(), ms: performance.now() - started };
 }
 
-describe('Postgres hung (CONTRACT 10)', () => {
+describe('Postgres hung', () => {
   it('answers 503 unavailable within 5 s on every route that needs Postgres, and /healthz 503 within 2 s', async () => {
     expect((await install()).statusCode).toBe(201);
     proxy.freeze();

@@ -9,7 +9,7 @@ import { destroyTestService, eventually, startTestService, type TestService } fr
 import { createPortalUser, PORTAL_PASSWORD, portalLogin } from '../portal/helpers';
 
 /**
- * CONTRACT 10: with Postgres refusing the service's database, every route that needs it
+ * With Postgres refusing the service's database, every route that needs it
  * answers 503 {"error":"unavailable"} (never 500) within 5 s, /healthz 503 within 5 s, and the
  * service recovers by itself once the database takes connections again. Only this test's own
  * database is refused; the shared server is left as it is.
@@ -55,7 +55,7 @@ function requests() {
   };
 }
 
-describe('Postgres refusing the database (CONTRACT 10)', () => {
+describe('Postgres refusing the database', () => {
   it('answers 503 unavailable on every route that needs it, within 5 s, and /healthz 503', async () => {
     await admin.query(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`);
     await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
@@ -89,7 +89,7 @@ describe('Postgres refusing the database (CONTRACT 10)', () => {
   });
 });
 
-describe('timeouts (issue 19, item 12)', () => {
+describe('timeouts', () => {
   it('cancels a request-path statement after PG_STATEMENT_TIMEOUT_MS, as a store that cannot serve (503)', async () => {
     const started = performance.now();
     const err = await sql`SELECT pg_sleep(10)`.execute(t.services.db).then(

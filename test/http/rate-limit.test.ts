@@ -10,7 +10,7 @@ import { destroyTestService, sleep, startTestService, type TestService } from '.
 import { freePort } from '../helpers/free-port';
 
 /**
- * CONTRACT 10 rate limits, with small limits set for this test: a minute's requests per
+ * Rate limits (docs/operations.md#rate-limits), with small limits set for this test: a minute's requests per
  * client IP on public installs, events and clicks, per pixel key, and per Data API key;
  * RateLimit-* headers on every answer of a limited route, 429 rate_limited with Retry-After
  * past the limit, counts shared by every process through Redis.

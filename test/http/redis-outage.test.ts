@@ -6,7 +6,7 @@ import { PrivateRedis } from '../helpers/private-redis';
 import { createPortalUser, PORTAL_PASSWORD } from '../portal/helpers';
 
 /**
- * CONTRACT 10: a Redis that is hung (SIGSTOP) or gone (SIGKILL) never holds a request. Clicks
+ * A Redis that is hung (SIGSTOP) or gone (SIGKILL) never holds a request. Clicks
  * and portal login answer 503 unavailable, installs and events are still accepted (through
  * the Postgres outbox, IP matching skipped), /healthz answers 503 within 2 s, no answer takes
  * 5 s, and once Redis is back everything recovers and every accepted fact reaches ClickHouse.
@@ -53,7 +53,7 @@ async function timed(request: Promise<LightMyRequestResponse>): Promise<Timed> {
   return { res, ms: performance.now() - started };
 }
 
-/** One of each request the contract names, sent together; each answer timed. */
+/** One of each request docs/operations.md#a-store-down-or-hung names, sent together; each answer timed. */
 async function round() {
   const installId = uniqueId('install');
   const transactionId = uniqueId('order');
@@ -82,7 +82,7 @@ function expectOutageAnswers(r: Awaited<ReturnType<typeof round>>) {
   for (const { ms } of Object.values(r)) expect(ms).toBeLessThan(5000);
 }
 
-describe('Redis hung, then gone, then back (CONTRACT 10)', () => {
+describe('Redis hung, then gone, then back', () => {
   it('answers everything normally while Redis is up', async () => {
     await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', user_agent: IPHONE, ip: '203.0.113.9' });
     const r = await round();

@@ -86,7 +86,7 @@ describe('mountRoutes', () => {
     expect(internal.calls).toEqual(['context']);
   });
 
-  it('answers a cursor that does not decode 400 invalid_parameter on every API (CONTRACT 10)', async () => {
+  it('answers a cursor that does not decode 400 invalid_parameter on every API', async () => {
     for (const queryErrors of ['invalid_parameter', 'invalid_request'] as const) {
       const { a, calls } = await app(queryErrors);
       const res = await patch(a, '/things/7?cursor=garbage', { name: 'x' });

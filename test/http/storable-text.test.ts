@@ -3,7 +3,7 @@ import { api, brandWithKey } from '../data-api/helpers';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, portal, portalLogin } from '../portal/helpers';
 
-/** CONTRACT 10: text a store cannot hold (NUL, a lone UTF-16 surrogate) is refused, never a 500; paging stays in range. */
+/** Text a store cannot hold (NUL, a lone UTF-16 surrogate) is refused, never a 500; paging stays in range. */
 let t: TestService;
 let acme: Awaited<ReturnType<typeof brandWithKey>>;
 let cookie: string;

@@ -22,7 +22,7 @@ const post = (payload: Record<string, unknown>) => t.request({ method: 'POST', u
 const patch = (id: string, payload: Record<string, unknown>) => t.request({ method: 'PATCH', url: `${url}/${id}`, admin: true, payload });
 const remove = (id: string) => t.request({ method: 'DELETE', url: `${url}/${id}`, admin: true });
 
-describe('internal attribution codes (SPEC 4.5, CONTRACT 8)', () => {
+describe('internal attribution codes', () => {
   it('needs the admin JWT', async () => {
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(401);
     expect((await t.request({ method: 'POST', url, payload: { brand_id: brand.id, creator_id: maya.id } })).statusCode).toBe(401);
@@ -192,7 +192,7 @@ describe('internal attribution codes (SPEC 4.5, CONTRACT 8)', () => {
     for (const query of [{ limit: '0' }, { limit: '101' }] as Record<string, string>[]) {
       expect((await t.request({ method: 'GET', url, admin: true, query })).statusCode).toBe(422);
     }
-    // A cursor that does not decode is paging out of range (CONTRACT 10).
+    // A cursor that does not decode is paging out of range.
     const bad = await t.request({ method: 'GET', url, admin: true, query: { cursor: Buffer.from('["only-one"]').toString('base64url') } });
     expect([bad.statusCode, bad.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_parameter', param: 'cursor' })]);
   });

@@ -16,7 +16,7 @@ afterAll(async () => destroyTestService(t));
 
 const url = '/api/internal/attribution-domains';
 
-describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
+describe('internal attribution domains', () => {
   it('needs the admin JWT', async () => {
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(401);
     const brandToken = createSigner({ key: t.config.adminJwtSecret, algorithm: 'HS256', expiresIn: 3600_000 })({ user_typ: 'brand' });
@@ -121,7 +121,7 @@ describe('internal attribution domains (SPEC 4.5, CONTRACT 8)', () => {
       expect(bad.statusCode, JSON.stringify(query)).toBe(422);
       expect(bad.json().error).toBe('invalid_request');
     }
-    // A cursor that does not decode is paging out of range (CONTRACT 10).
+    // A cursor that does not decode is paging out of range.
     const garbage = await t.request({ method: 'GET', url, admin: true, query: { cursor: 'garbage' } });
     expect([garbage.statusCode, garbage.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_parameter', param: 'cursor' })]);
   });

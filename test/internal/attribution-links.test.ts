@@ -31,14 +31,14 @@ const base = () => ({
   destination_url: 'https://acme.example/spring',
 });
 
-describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
+describe('internal attribution links', () => {
   it('needs the admin JWT', async () => {
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(401);
     expect((await t.request({ method: 'POST', url, payload: base() })).statusCode).toBe(401);
     expect((await t.request({ method: 'PATCH', url: `${url}/1`, payload: { active: false } })).statusCode).toBe(401);
   });
 
-  it('creates a web link: id as text (CONTRACT 4), normalised slug, creator, zero totals', async () => {
+  it('creates a web link: id as text, normalised slug, creator, zero totals', async () => {
     const res = await post({ ...base(), slug: ' /Spring-Sale/ ' });
     expect(res.statusCode).toBe(201);
     const link: LinkItem = res.json();
@@ -176,7 +176,7 @@ describe('internal attribution links (SPEC 4.5, CONTRACT 8)', () => {
     }
     // An integer parameter that is not decimal digits is 400 invalid_parameter on every API.
     expect((await t.request({ method: 'GET', url, admin: true, query: { limit: 'x' } })).statusCode).toBe(400);
-    // A cursor that does not decode is paging out of range (CONTRACT 10).
+    // A cursor that does not decode is paging out of range.
     const bad = await t.request({ method: 'GET', url, admin: true, query: { cursor: 'bad' } });
     expect([bad.statusCode, bad.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_parameter', param: 'cursor' })]);
   });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBrand, createCampaign, postPlacements } from '../helpers/fixtures';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
-/** CONTRACT 10: a placement id belongs to one brand; a batch naming another brand's is refused whole. */
+/** A placement id belongs to one brand; a batch naming another brand's is refused whole. */
 let t: TestService;
 let acme: { brand: string; campaign: string };
 let globex: { brand: string; campaign: string };

@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
-describe('internal set-up endpoints (CONTRACT 4)', () => {
+describe('internal set-up endpoints', () => {
   it('creates a brand with a pixel key and the four platforms by default', async () => {
     const brand = await createBrand(t, { name: 'Acme', logo_url: 'https://cdn.example.com/a.png' });
     expect(brand).toMatchObject({ name: 'Acme', logo_url: 'https://cdn.example.com/a.png' });
@@ -111,7 +111,7 @@ describe('internal set-up endpoints (CONTRACT 4)', () => {
       const res = await t.request({ method: 'GET', url: `/api/internal/brands?${bad}`, admin: true });
       expect(res.statusCode, bad).toBe(422);
     }
-    // CONTRACT 10: a cursor that does not decode is 400 invalid_parameter, as on the other APIs.
+    // A cursor that does not decode is 400 invalid_parameter, as on the other APIs.
     for (const list of ['brands', 'creators', 'campaigns']) {
       const res = await t.request({ method: 'GET', url: `/api/internal/${list}?cursor=garbage`, admin: true });
       expect([res.statusCode, res.json()], list).toMatchObject([400, { error: 'invalid_parameter', param: 'cursor' }]);

@@ -33,7 +33,7 @@ describe('login rate limits', () => {
     expect((await login('regular@acme.test', PORTAL_PASSWORD)).statusCode).toBe(200);
   });
 
-  it('locks the account for that client IP only: the right password from another IP still logs in (CONTRACT 10)', async () => {
+  it('locks the account for that client IP only: the right password from another IP still logs in', async () => {
     const attacker = '10.0.9.1';
     for (let i = 0; i < LOGIN_LIMITS.perAccount; i++) expect((await login('owner@acme.test', 'wrong password!', attacker)).statusCode).toBe(401);
     expect((await login('owner@acme.test', PORTAL_PASSWORD, attacker)).statusCode).toBe(429);

@@ -5,7 +5,7 @@ import { PORTAL_CSP, PORTAL_PAGES } from '../../src/portal/pages.routes';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 
 /**
- * How the service serves the portal's pages (CONTRACT 12): one index.html for every page
+ * How the service serves the portal's pages (docs/portal.md): one index.html for every page
  * path, content-hashed assets from this origin, a CSP without inline script or style. What
  * the pages do in a browser: portal.browser.test.ts.
  */

@@ -8,7 +8,7 @@ import { parseQuery } from '../../src/http/query';
 import { portalRange, previousRange, rangeParams } from '../../src/portal/range';
 import type { Warehouse } from '../../src/warehouse/clickhouse';
 
-/** The portal's ranges: the Data API's period rules (CONTRACT 5) with 30d by default. */
+/** The portal's ranges: the Data API's period rules (docs/api.md#semantics) with 30d by default. */
 const firstFact = (first: string | null) => ({ rows: async () => [{ first }] }) as unknown as Warehouse;
 const resolve = async (query: Record<string, unknown>, today = '2026-11-22', first: string | null = '2025-03-04') =>
   portalRange(firstFact(first), 'brand', parseQuery(rangeParams, query), today);

@@ -27,7 +27,7 @@ const cookieOf = (res: { headers: Record<string, unknown> }) => String(res.heade
 const tokenHash = (cookie: string) => createHash('sha256').update(cookie.split('=')[1]!).digest('hex');
 const me = (cookie: string) => t.request({ method: 'GET', url: '/api/client/auth/me', headers: { cookie } });
 
-describe('portal session (CONTRACT 6)', () => {
+describe('portal session', () => {
   it('logs in with email and password and sets an HttpOnly, SameSite=Lax, Secure session cookie', async () => {
     const res = await login();
     expect(res.statusCode).toBe(200);

@@ -7,7 +7,7 @@ import { destroyTestService, startTestService, type TestService } from '../../he
 import { createPortalUser, portal, portalLogin } from '../../portal/helpers';
 import { ANDROID, type AttributionBrand, attributionBrand, DESKTOP, IPHONE, postPublic, uniqueId, warehouseRows } from '../public/setup';
 
-/** The link host (CONTRACT 9): GET and HEAD on an attribution domain, through inject with Host headers. */
+/** The link host (docs/link-host.md): GET and HEAD on an attribution domain, through inject with Host headers. */
 let t: TestService;
 let acme: AttributionBrand;
 beforeAll(async () => {

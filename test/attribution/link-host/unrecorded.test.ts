@@ -8,7 +8,7 @@ import { PrivateRedis } from '../../helpers/private-redis';
 import { attributionBrand, IPHONE, postPublic, uniqueId, warehouseRows } from '../public/setup';
 
 /**
- * Visits the link host serves but does not record (CONTRACT 9 and 10): over the per-IP limit
+ * Visits the link host serves but does not record (docs/link-host.md#what-visitors-see): over the per-IP limit
  * (counted per visitor, behind a proxy too) and with Redis gone, the visitor still reaches the
  * destination, without a click token; with Postgres hung or down, a link not in memory is a 503
  * page, and one read before is still served.

@@ -287,7 +287,7 @@ describe('clicks: request limits', () => {
   it('answers 422 for malformed JSON and for a body that is not an object; reads JSON sent as text/plain', async () => {
     const bad = await t.request({ method: 'POST', url: '/api/public/attribution/clicks', headers: { 'content-type': 'application/json' }, payload: '{"domain":' });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toEqual({ error: 'invalid_request' }); // SPEC 7: {"error":"<code>"} only
+    expect(bad.json()).toEqual({ error: 'invalid_request' }); // {"error":"<code>"} only (docs/api.md#error-codes)
     const beacon = await t.request({
       method: 'POST',
       url: '/api/public/attribution/clicks',

@@ -187,7 +187,7 @@ describe('POST /api/public/attribution/events: acceptance', () => {
     expect(res.json()).toEqual({ error: 'invalid_pixel_key' });
     const bad = await t.request({ method: 'POST', url: '/api/public/attribution/events', headers: { 'content-type': 'application/json' }, payload: 'nope' });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toEqual({ error: 'invalid_request' }); // SPEC 7: {"error":"<code>"} only
+    expect(bad.json()).toEqual({ error: 'invalid_request' }); // {"error":"<code>"} only (docs/api.md#error-codes)
     const big = await event({ transaction_id: uniqueId(), code: 'c'.repeat(65 * 1024) });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toEqual({ error: 'payload_too_large' });
@@ -241,7 +241,7 @@ describe('events: attribution', () => {
   });
 });
 
-describe('events: purchase inheritance (SPEC 3.2)', () => {
+describe('events: purchase inheritance', () => {
   async function clipboardInstall(installId: string) {
     const token = await click(t, { domain: acme.hostname, slug: 'app', user_agent: IPHONE });
     const res = await postPublic(t, 'installs', { pixel_key: acme.brand.pixel_key, install_id: installId, platform: 'ios', clipboard_token: token });
@@ -363,7 +363,7 @@ describe('events: refunds', () => {
   });
 });
 
-describe('events: amount bounds (CONTRACT 10)', () => {
+describe('events: amount bounds', () => {
   /** Postgres ledger rows of a transaction: a refused event leaves none. */
   const pgRows = (tx: string) =>
     t.services.db.selectFrom('ledger_events').select('amount').where('transaction_id', '=', tx).execute();

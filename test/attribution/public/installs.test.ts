@@ -103,7 +103,7 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
   it('answers 422 for malformed bodies and 413 over 64 KiB', async () => {
     const bad = await t.request({ method: 'POST', url: '/api/public/attribution/installs', headers: { 'content-type': 'application/json' }, payload: '{' });
     expect(bad.statusCode).toBe(422);
-    expect(bad.json()).toEqual({ error: 'invalid_request' }); // SPEC 7: {"error":"<code>"} only
+    expect(bad.json()).toEqual({ error: 'invalid_request' }); // {"error":"<code>"} only (docs/api.md#error-codes)
     expect((await install({ install_id: uniqueId(), occurred_at: 'yesterday' })).json()).toEqual({ error: 'invalid_occurred_at' });
     // Instants Postgres or the monthly ClickHouse partitions cannot take are refused, not failed.
     for (const occurred_at of ['0000-01-01T00:00:00Z', '1969-12-31T23:59:59Z', '2100-01-01T00:00:00Z', '2026-02-30T10:00:00Z']) {
@@ -118,7 +118,7 @@ describe('POST /api/public/attribution/installs: acceptance', () => {
   });
 });
 
-describe('installs: resolution (SPEC 3.1)', () => {
+describe('installs: resolution', () => {
   it('clipboard: a click token of this brand’s link, 0.95', async () => {
     const token = await click(t, { domain: acme.hostname, slug: 'app', user_agent: IPHONE });
     const installId = uniqueId();

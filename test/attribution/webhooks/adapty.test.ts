@@ -20,7 +20,7 @@ beforeAll(async () => {
 afterAll(async () => destroyTestService(t));
 
 let seq = 0;
-/** An Adapty webhook body as documented (PROVIDERS.md section 2). */
+/** An Adapty webhook body as Adapty documents it. */
 function adaptyEvent(eventType: string, properties: Record<string, unknown> = {}, top: Record<string, unknown> = {}) {
   seq++;
   return JSON.stringify({
@@ -74,7 +74,7 @@ describe('Adapty', () => {
     expect((await send('[]')).status).toBe(422);
   });
 
-  it('maps purchases, renewals, trials and refunds (PROVIDERS.md 2)', async () => {
+  it('maps purchases, renewals, trials and refunds (docs/webhooks.md#what-each-provider-records)', async () => {
     const started = adaptyEvent('subscription_started', { transaction_id: '2000000871234570', environment: 'Sandbox' });
     expect(await send(started)).toEqual({ status: 200, body: { ok: true, recorded: 1, ignored: 0 } });
     expect(await send(started)).toEqual({ status: 200, body: { ok: true, recorded: 0, ignored: 1 } });

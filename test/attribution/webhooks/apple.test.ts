@@ -76,7 +76,7 @@ function notification(
 const send = (body: string, url = apple.webhook_url) => deliver(t, url, body);
 
 describe('Apple root pin', () => {
-  it('embeds Apple Root CA - G3 with the SHA-256 fingerprint of PROVIDERS.md', () => {
+  it('embeds Apple Root CA - G3 with the SHA-256 fingerprint Apple publishes', () => {
     expect(APPLE_ROOT_CA_G3_SHA256).toBe('63:34:3A:BF:B8:9A:6A:03:EB:B5:7E:9B:3F:5F:A7:BE:7C:4F:5C:75:6F:30:17:B3:A8:C4:88:C3:65:3E:91:79');
     const sha256 = createHash('sha256').update(APPLE_ROOT_CA_G3).digest('hex').toUpperCase().match(/../g)!.join(':');
     expect(sha256).toBe(APPLE_ROOT_CA_G3_SHA256);
@@ -135,7 +135,7 @@ describe('Apple verification', () => {
   });
 });
 
-describe('Apple mapping (PROVIDERS.md 5)', () => {
+describe('Apple mapping', () => {
   it('SUBSCRIBED INITIAL_BUY → sandbox purchase in major units; redelivery is a duplicate', async () => {
     const tx = transaction({ appAccountToken: '3F2B9C1E-6A7D-4E21-9B55-0C7D8E9FA012' });
     const body = notification('SUBSCRIBED', 'INITIAL_BUY', tx);

@@ -16,7 +16,7 @@ afterAll(async () => destroyTestService(t));
 const portal = (cookie: string, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown) =>
   t.request({ method, url: `/api/client/attribution/connections${url}`, headers: { cookie, origin: new URL(t.config.publicBaseUrl).origin }, ...(payload ? { payload } : {}) });
 
-describe('portal connections (SPEC 4.4, CONTRACT 8)', () => {
+describe('portal connections', () => {
   let stripe: Connection;
 
   it('creates a connection with a svw_ webhook URL on PUBLIC_BASE_URL, never answering the secret', async () => {
@@ -191,7 +191,7 @@ describe('stored settings that no longer pass', () => {
   });
 });
 
-describe('internal connections (SPEC 4.5)', () => {
+describe('internal connections', () => {
   it('lists every brand\'s connections with health, filtered by brand and paged', async () => {
     const all = await t.request({ method: 'GET', url: '/api/internal/attribution-connections', admin: true });
     expect(all.statusCode).toBe(200);
@@ -217,7 +217,7 @@ describe('internal connections (SPEC 4.5)', () => {
     });
     expect([...first.json().data, ...rest.json().data].map((c: Connection) => c.id)).toEqual(data.map((c) => c.id));
     expect(rest.json().pagination).toEqual({ next_cursor: null, has_more: false });
-    // A cursor this list never gave is paging out of range (CONTRACT 10), not an empty page.
+    // A cursor this list never gave is paging out of range, not an empty page.
     const junk = await t.request({ method: 'GET', url: '/api/internal/attribution-connections?cursor=zzz', admin: true });
     expect([junk.statusCode, junk.json()]).toEqual([400, expect.objectContaining({ error: 'invalid_parameter', param: 'cursor' })]);
   });

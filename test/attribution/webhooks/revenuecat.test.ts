@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => destroyTestService(t));
 
 let seq = 0;
-/** A RevenueCat webhook body as documented (PROVIDERS.md section 1). */
+/** A RevenueCat webhook body as RevenueCat documents it. */
 function rcEvent(event: Record<string, unknown>) {
   seq++;
   return JSON.stringify({
@@ -96,7 +96,7 @@ describe('RevenueCat authentication', () => {
   });
 });
 
-describe('RevenueCat mapping (PROVIDERS.md 1)', () => {
+describe('RevenueCat mapping', () => {
   it('INITIAL_PURCHASE → purchase in the purchased currency, apple: key, install ID as external user', async () => {
     const body = rcEvent({ transaction_id: '2000000871234567', environment: 'SANDBOX' });
     expect(await send(body)).toEqual({ status: 200, body: { ok: true, recorded: 1, ignored: 0 } });

@@ -26,7 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => destroyTestService(t));
 
-/** A REST-shaped order as Shopify sends it (PROVIDERS.md section 4). */
+/** A REST-shaped order as Shopify sends it. */
 const order = (id: string, fields: Record<string, unknown> = {}) =>
   JSON.stringify({
     id: Number(id),
@@ -77,7 +77,7 @@ describe('Shopify authentication', () => {
     expect(await connectionOf(t, brand.cookie, shopify.id)).toMatchObject({ status: 'error', last_error: 'unrecordable_values' });
     const nul = order('5523000000091', { note_attributes: [{ name: 'svc_install_id', value: 'a\u0000b' }] });
     expect((await send(nul)).status).toBe(422);
-    // A lone UTF-16 surrogate (CONTRACT 10): JSON.stringify writes it as the escape \ud800.
+    // A lone UTF-16 surrogate: JSON.stringify writes it as the escape \ud800.
     const surrogate = order('5523000000093', { note_attributes: [{ name: 'svc_install_id', value: '\ud800b' }] });
     expect(await send(surrogate)).toEqual({ status: 422, body: { error: 'unrecordable_values' } });
     // In a discount code, which mapping looks up among the brand's codes before any row is made.
@@ -116,7 +116,7 @@ describe('Shopify authentication', () => {
   });
 });
 
-describe('Shopify mapping (PROVIDERS.md 4)', () => {
+describe('Shopify mapping', () => {
   it('orders/paid → purchase in the shop currency; a test order is sandbox and connects', async () => {
     const body = order('5523000000001', {
       test: true,

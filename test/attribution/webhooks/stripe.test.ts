@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => destroyTestService(t));
 
 let seq = 0;
-/** A Stripe Event as documented (PROVIDERS.md section 3). */
+/** A Stripe Event as Stripe documents it. */
 function stripeEvent(type: string, object: Record<string, unknown>, extra: Record<string, unknown> = {}) {
   seq++;
   return JSON.stringify({ id: `evt_${seq}`, object: 'event', type, created: 1767225600, livemode: true, api_version: '2025-09-30.clover', data: { object }, ...extra });
@@ -70,7 +70,7 @@ describe('Stripe signatures', () => {
     expect(await connectionOf(t, brand.cookie, stripe.id)).toMatchObject({ status: 'connected', last_error: null });
   });
 
-  it('holds the window to the timestamp that verified: a replayed delivery with a second t= or a spaced t= is refused (CONTRACT 10)', async () => {
+  it('holds the window to the timestamp that verified: a replayed delivery with a second t= or a spaced t= is refused', async () => {
     const now = Math.floor(Date.now() / 1000);
     const old = now - 3 * 86_400;
     const purchase = stripeEvent('checkout.session.completed', session({ id: `cs_replay_${now}` }));
@@ -131,7 +131,7 @@ describe('Stripe amounts (docs/webhooks.md, "Amounts")', () => {
   });
 });
 
-describe('Stripe mapping (PROVIDERS.md 3)', () => {
+describe('Stripe mapping', () => {
   it('checkout.session.completed (paid) → purchase; the click token in client_reference_id credits the link', async () => {
     const s = session({ client_reference_id: clickToken, payment_intent: 'pi_100' });
     const body = stripeEvent('checkout.session.completed', s, { livemode: false });
