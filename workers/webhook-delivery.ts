@@ -15,6 +15,8 @@ import { RepeatedLog } from '../src/repeated-log';
 export const PER_ENDPOINT = 4;
 /** Jobs of one endpoint waiting here for a turn; more are put back in the queue for a moment. */
 const WAITING_PER_ENDPOINT = 8;
+/** An endpoint answering within this (ms, on average) may keep 4x as many waiting: they pass quickly. */
+const FAST_MS = 250;
 /** Attempts in flight in one process: most are waiting on receivers, not on this CPU. */
 const CONCURRENCY = 128;
 
@@ -34,6 +36,8 @@ export class WebhookDeliveryWorker {
   private readonly runner: DeliveryRunner;
   /** Per endpoint: attempts in flight (at most PER_ENDPOINT) and the jobs waiting for a turn. */
   private readonly limits = new Map<string, { running: number; waiting: (() => void)[] }>();
+  /** Per endpoint: its attempts' recent duration (ms, moving average), to time a job put back. */
+  private readonly durations = new Map<string, number>();
   private readonly errors: RepeatedLog;
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
@@ -71,34 +75,54 @@ export class WebhookDeliveryWorker {
   }
 
   private async process(job: Job<DeliveryJob>, token?: string): Promise<void> {
-    const d = await this.runner.load(job.data.deliveryId);
-    if (!d) return;
-    const slot = this.limits.get(d.endpoint_id) ?? { running: 0, waiting: [] as (() => void)[] };
-    this.limits.set(d.endpoint_id, slot);
+    // A job queued without its endpoint (before the endpoint was in its data) reads it first.
+    let d = job.data.endpointId ? undefined : await this.runner.load(job.data.deliveryId);
+    const endpointId = job.data.endpointId ?? d?.endpoint_id;
+    if (!endpointId) return;
+    const slot = this.limits.get(endpointId) ?? { running: 0, waiting: [] as (() => void)[] };
+    this.limits.set(endpointId, slot);
     const waited = slot.running >= PER_ENDPOINT;
     if (waited) {
-      if (slot.waiting.length >= WAITING_PER_ENDPOINT) {
-        // A busy endpoint holds a bounded share of this worker's slots; the rest come back later.
-        await job.moveToDelayed(Date.now() + 1000 + Math.floor(Math.random() * 2000), token);
+      const fast = (this.durations.get(endpointId) ?? FAST_MS) < FAST_MS;
+      if (slot.waiting.length >= (fast ? 4 * WAITING_PER_ENDPOINT : WAITING_PER_ENDPOINT)) {
+        // A busy endpoint holds a bounded share of this worker's slots; the rest come back about
+        // when a turn should be free (a fast receiver's in tens of ms, a hanging one's in 1-3 s).
+        await job.moveToDelayed(Date.now() + this.backOff(endpointId, slot.running + slot.waiting.length), token);
         throw new DelayedError();
       }
       await new Promise<void>((resolve) => slot.waiting.push(resolve));
     } else slot.running++;
     let outcome: Awaited<ReturnType<DeliveryRunner['run']>>;
     try {
-      // Read again: the delivery may have been attempted or ended while this job waited its turn.
-      const current = waited ? ((await this.runner.load(job.data.deliveryId)) ?? d) : d;
-      outcome = await this.runner.run(current);
+      // Read with the turn held: the delivery may have been attempted or ended while this job waited.
+      if (!d || waited) d = await this.runner.load(job.data.deliveryId);
+      if (!d) return;
+      const t0 = performance.now();
+      outcome = await this.runner.run(d);
+      this.took(endpointId, performance.now() - t0);
     } finally {
       // The slot passes to the next waiting job of this endpoint, or is given back.
       const next = slot.waiting.shift();
       if (next) next();
-      else if (--slot.running === 0) this.limits.delete(d.endpoint_id);
+      else if (--slot.running === 0) this.limits.delete(endpointId);
     }
     if (!outcome.done) {
       await job.moveToDelayed(outcome.at.getTime(), token);
       throw new DelayedError();
     }
+  }
+
+  private took(endpointId: string, ms: number): void {
+    const avg = this.durations.get(endpointId);
+    if (avg === undefined && this.durations.size >= 10_000) this.durations.clear();
+    this.durations.set(endpointId, avg === undefined ? ms : avg * 0.8 + ms * 0.2);
+  }
+
+  /** How long a job put back waits: the endpoint's queued attempts at its pace, 25-50 ms to 1.5-3 s. */
+  private backOff(endpointId: string, queued: number): number {
+    const avg = this.durations.get(endpointId) ?? 1000;
+    const wait = Math.min(1500, Math.max(25, (avg * queued) / PER_ENDPOINT));
+    return Math.round(wait * (1 + Math.random()));
   }
 
   /** One sweep: never two at once. */
@@ -117,14 +141,14 @@ export class WebhookDeliveryWorker {
     // A pending delivery whose time passed long ago has lost its job: queue it again (an id still queued is left as is).
     const overdue = await wdb
       .selectFrom('webhook_deliveries')
-      .select(['id', 'next_attempt_at'])
+      .select(['id', 'endpoint_id', 'next_attempt_at'])
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<', new Date(Date.now() - overdueMs))
       .orderBy('next_attempt_at')
       .limit(2000)
       .execute();
     if (overdue.length > 0) {
-      await this.queue.add(overdue.map((d) => ({ id: d.id })));
+      await this.queue.add(overdue.map((d) => ({ id: d.id, endpointId: d.endpoint_id })));
       this.log.debug({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
     }
     await disableFailing(wdb, this.opts.disableAfterHours);

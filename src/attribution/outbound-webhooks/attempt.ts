@@ -50,7 +50,9 @@ function agentFor(url: URL, address: string): http.Agent {
       agents.delete(oldest);
       a.destroy();
     }
-    const opts = { keepAlive: true, maxSockets: 8, maxFreeSockets: 4, timeout: 60_000 };
+    // Endpoints of several brands may share a host: as many sockets as attempts in flight (the
+    // worker caps each endpoint at 4), kept for reuse rather than closed and opened again.
+    const opts = { keepAlive: true, maxSockets: 256, maxFreeSockets: 256, timeout: 60_000, scheduling: 'lifo' as const };
     agent = url.protocol === 'https:' ? new https.Agent(opts) : new http.Agent(opts);
     agents.set(key, agent);
   }

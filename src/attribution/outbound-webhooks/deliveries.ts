@@ -101,8 +101,8 @@ export class WebhookDeliveries {
   }
 
   /** Queues a delivery; while Redis is away it stays pending in Postgres and the delivery sweeper queues it. */
-  private async queued(id: string): Promise<void> {
-    await this.queue.add([{ id }]).catch(() => undefined);
+  private async queued(id: string, endpointId: string): Promise<void> {
+    await this.queue.add([{ id, endpointId }]).catch(() => undefined);
   }
 
   /** A sample event of `type` sent once to the endpoint; it never changes the endpoint's health. */
@@ -127,7 +127,7 @@ export class WebhookDeliveries {
       })
       .returning(COLUMNS)
       .executeTakeFirstOrThrow()) as DeliveryRow;
-    await this.queued(row.id);
+    await this.queued(row.id, endpointId);
     return deliveryItem(row);
   }
 
@@ -146,7 +146,7 @@ export class WebhookDeliveries {
       await this.get(endpointId, deliveryId); // 404 when unknown
       throw conflict('delivery_pending');
     }
-    await this.queued(row.id);
+    await this.queued(row.id, endpointId);
     return deliveryItem(row);
   }
 }

@@ -58,20 +58,20 @@ export class WebhookFanOut {
         deliveries.push({ id: randomUUID(), endpoint_id: endpoint.id, brand_id: event.brandId, event_id: event.id, event_type: event.type, payload: body, fact_recorded_at: event.recordedAt });
       }
     }
-    const created: string[] = [];
+    const created: { id: string; endpointId: string }[] = [];
     for (let i = 0; i < deliveries.length; i += 500) {
       const chunk = deliveries.slice(i, i + 500);
-      const { rows: inserted } = await sql<{ id: string }>`
+      const { rows: inserted } = await sql<{ id: string; endpoint_id: string }>`
         INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, next_attempt_at)
         SELECT d.id, d.endpoint_id, d.brand_id, d.event_id, d.event_type, d.payload, d.fact_recorded_at, now()
         FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb)
           AS d(id text, endpoint_id text, brand_id text, event_id text, event_type text, payload text, fact_recorded_at timestamptz)
         ON CONFLICT (endpoint_id, event_id) DO NOTHING
-        RETURNING id`.execute(this.db);
-      for (const r of inserted) created.push(r.id);
+        RETURNING id, endpoint_id`.execute(this.db);
+      for (const r of inserted) created.push({ id: r.id, endpointId: r.endpoint_id });
     }
     if (created.length > 0 && this.queue) {
-      await this.queue.add(created.map((id) => ({ id }))).catch((err) => this.unqueued.report({ err }));
+      await this.queue.add(created).catch((err) => this.unqueued.report({ err }));
     }
     return created.length;
   }

@@ -3,10 +3,13 @@ import type { Redis } from 'ioredis';
 import { queueDepth, queueOldestWaiting } from '../../metrics';
 import type { QueueState } from '../../queues/queues';
 
-/** The BullMQ queue of deliveries: a job per delivery, its id the delivery's, its data only that id. */
+/**
+ * The BullMQ queue of deliveries: a job per delivery, its id the delivery's, its data that id and
+ * its endpoint's (which never changes), so a job waits for its endpoint's turn before any read.
+ */
 export const DELIVERY_QUEUE = 'webhooks';
 
-export type DeliveryJob = { deliveryId: string };
+export type DeliveryJob = { deliveryId: string; endpointId?: string };
 
 /**
  * Completed and failed jobs are removed, so a delivery's id can be queued again (a replay, the
@@ -32,12 +35,12 @@ export class DeliveryQueue {
   }
 
   /** Queues deliveries; an id already queued is left as it is (BullMQ keeps one job per id). */
-  async add(deliveries: { id: string; at?: Date | null }[]): Promise<void> {
+  async add(deliveries: { id: string; endpointId?: string; at?: Date | null }[]): Promise<void> {
     if (deliveries.length === 0) return;
     const now = Date.now();
     const jobs = deliveries.map((d) => ({
       name: 'deliver',
-      data: { deliveryId: d.id },
+      data: d.endpointId ? { deliveryId: d.id, endpointId: d.endpointId } : { deliveryId: d.id },
       opts: { jobId: d.id, delay: d.at ? Math.max(0, d.at.getTime() - now) : 0 },
     }));
     for (let i = 0; i < jobs.length; i += 500) await this.queue.addBulk(jobs.slice(i, i + 500));
