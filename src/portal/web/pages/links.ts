@@ -25,7 +25,14 @@ type Link = {
 };
 type Code = { id: string; label: string; active: boolean; creator: CreatorRef; conversions: number; revenue: Money };
 
-export const linkUrl = (l: Pick<Link, 'domain' | 'slug'>) => `https://${l.domain}/${l.slug}`;
+/**
+ * A link's address. A name under localhost is the visitor's own machine, where the service answers
+ * on plain http at the port this portal is served from (its public address); other domains use https.
+ */
+export function linkUrl(l: Pick<Link, 'domain' | 'slug'>, portal: { port: string } = location): string {
+  const local = l.domain === 'localhost' || l.domain.endsWith('.localhost');
+  return local ? `http://${l.domain}${portal.port ? `:${portal.port}` : ''}/${l.slug}` : `https://${l.domain}/${l.slug}`;
+}
 
 const status = (active: boolean) => h('span', { class: `badge ${active ? 'ok' : 'muted'}` }, active ? 'Active' : 'Paused');
 
