@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../recordable-time';
 import { ledgerCounts } from '../attribution/reporting/counts';
+import { ledgerItem } from '../attribution/reporting/ledger-item';
 import { toPage } from '../attribution/reporting/paging';
 import { linksWithDomain } from '../attribution/links/queries';
 import type { ListReader } from '../attribution/reporting/lists';
@@ -87,22 +88,13 @@ export async function ledgerFeed(
     linkNames(db, brandId, data.map((r) => r.link_id)),
     creatorNames(db, data.map((r) => r.creator_id)),
   ]);
-  const items = data.map((row) => ({
-    id: row.id,
-    event_type: row.event_type,
-    transaction_id: row.transaction_id,
-    source: row.source,
-    amount: Number(row.amount),
-    currency: row.currency,
-    occurred_at: row.occurred_at,
-    sandbox: Boolean(Number(row.sandbox)),
-    external_user_id: row.external_user_id,
-    link: (row.link_id !== null && links.get(Number(row.link_id))) || null,
-    creator: (row.creator_id !== null && creators.get(row.creator_id)) || null,
-    code: row.code_label,
-    resolution_method: row.resolution_method,
-    confidence: row.confidence === null ? null : Number(row.confidence),
-  }));
+  const items = data.map((row) =>
+    ledgerItem(
+      { ...row, sandbox: Boolean(Number(row.sandbox)) },
+      (row.link_id !== null && links.get(Number(row.link_id))) || null,
+      (row.creator_id !== null && creators.get(row.creator_id)) || null,
+    ),
+  );
   return { data: items, pagination };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../../db/database';
+import { ledgerItem, type LedgerItemRow } from '../reporting/ledger-item';
 import type { EventType } from './tables';
 
 /**
@@ -115,20 +116,19 @@ function ledgerEvent(r: Joined): WebhookEvent | undefined {
     unattributed: row.resolution_method === 'unattributed',
     supersedes,
     data: {
-      id: row.id,
-      event_type: row.event_type,
-      transaction_id: row.transaction_id,
-      source: row.source,
-      amount: Number(row.amount),
-      currency: row.currency,
-      occurred_at: iso(row.occurred_at),
-      sandbox: row.sandbox === true,
-      external_user_id: row.external_user_id ?? null,
-      link: linkOf(r),
-      creator: creatorOf(r),
-      code: row.code_label ?? null,
-      resolution_method: row.resolution_method,
-      confidence: row.confidence === null || row.confidence === undefined ? null : Number(row.confidence),
+      // The portal's ledger item, plus who wrote the row and when it was recorded (docs/webhooks.md).
+      ...ledgerItem(
+        {
+          ...(row as LedgerItemRow),
+          occurred_at: iso(row.occurred_at) as string,
+          sandbox: row.sandbox === true,
+          external_user_id: (row.external_user_id as string | null | undefined) ?? null,
+          code_label: (row.code_label as string | null | undefined) ?? null,
+          confidence: (row.confidence as number | null | undefined) ?? null,
+        },
+        linkOf(r),
+        creatorOf(r),
+      ),
       verified: row.verified === true,
       supersedes,
       recorded_at: iso(row.recorded_at),
