@@ -72,7 +72,16 @@ const errorResponses = {
   },
 };
 
-const operationId = (path: string) => path.replace(/^\//, '').replace(/[/.]/g, '_');
+/** What every Data API endpoint is, JSON or CSV: a GET with the brand's API key, under the Data API's rate limit. */
+const dataEndpoint = (e: { path: string; summary: string; query: QuerySchema }) => ({
+  method: 'GET' as const,
+  auth: 'api_key' as const,
+  limits: ['data_api' as const],
+  path: e.path,
+  operationId: e.path.replace(/^\//, '').replace(/[/.]/g, '_'),
+  summary: e.summary,
+  query: e.query,
+});
 
 /**
  * An answer as JSON text cut just before the value of `meta.generated_at` (which stringify puts
@@ -102,13 +111,7 @@ const json = <S extends QuerySchema>(e: {
 }): Route<DataContext> => {
   components.push([e.response.name, e.response.schema]);
   return route({
-    method: 'GET',
-    auth: 'api_key',
-    limits: ['data_api'],
-    path: e.path,
-    operationId: operationId(e.path),
-    summary: e.summary,
-    query: e.query as QuerySchema,
+    ...dataEndpoint(e),
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: schemaRef(e.response.name) } } }, ...errorResponses },
     async handler({ query, reply }, { brandId, reader }: DataContext) {
       const { api_key: _, ...asked } = query as CommonQuery;
@@ -136,13 +139,7 @@ const csv = <S extends QuerySchema>(e: {
   handle(r: DataRequest<z.output<S>>): Promise<CsvBody>;
 }): Route<DataContext> =>
   route({
-    method: 'GET',
-    auth: 'api_key',
-    limits: ['data_api'],
-    path: e.path,
-    operationId: operationId(e.path),
-    summary: e.summary,
-    query: e.query as QuerySchema,
+    ...dataEndpoint(e),
     responses: {
       200: {
         description: 'CSV with a header row naming the columns; null values are empty cells',
