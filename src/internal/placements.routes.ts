@@ -26,18 +26,23 @@ const refused = (problems: ReferenceProblem[]) =>
 
 const accepted = z.object({ accepted: z.number().int().describe('Items queued') }).describe('Queued: visible to reads once written');
 
+/** What both batch endpoints are: a POST of up to BATCH_BODY_LIMIT, queued (202) or refused whole. */
+const batchIntake = {
+  method: 'POST' as const,
+  bodyLimit: BATCH_BODY_LIMIT,
+  responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
+};
+
 /**
  * Placements and their metric snapshots are facts: validated here, then queued for
  * ClickHouse (202), visible to reads once the worker has written them.
  */
 export const placementRoutes = (deps: Pick<InternalDeps, 'db' | 'queues'>) => [
   route({
-    method: 'POST',
+    ...batchIntake,
     path: '/placements',
     summary: 'Queue up to 10,000 placements (upsert by id; an id stays with its brand)',
     body: placementsBody,
-    bodyLimit: BATCH_BODY_LIMIT,
-    responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
     async handler({ body: { placements } }) {
       const problems = await placementReferenceProblems(deps.db, placements);
       if (problems.length) throw refused(problems);
@@ -51,12 +56,10 @@ export const placementRoutes = (deps: Pick<InternalDeps, 'db' | 'queues'>) => [
     },
   }),
   route({
-    method: 'POST',
+    ...batchIntake,
     path: '/placement-metrics',
     summary: 'Queue up to 10,000 metric snapshots of placements',
     body: snapshotsBody,
-    bodyLimit: BATCH_BODY_LIMIT,
-    responses: { 202: accepted, ...errors.write, 413: errors.code('payload_too_large') },
     async handler({ body: { snapshots } }) {
       return { accepted: await queueSnapshots(deps.queues, snapshots) };
     },
