@@ -1,6 +1,5 @@
-import { createSocket } from 'node:dgram';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, isIPv6 } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import type { TestService } from '../../helpers/harness';
 
@@ -9,64 +8,7 @@ import type { TestService } from '../../helpers/harness';
  * changes (DNS_SERVERS), a loopback receiver recording what it is sent, and portal calls.
  */
 
-export type Zone = Map<string, { A?: string[]; AAAA?: string[] }>;
-
-export async function startDns() {
-  const zone: Zone = new Map();
-  /** Called with each question's name after it is answered (a test changes the zone there). */
-  const hooks: { answered?: (name: string) => void } = {};
-  const socket = createSocket('udp4');
-  socket.on('message', (query, peer) => {
-    const { reply, name } = answer(query, zone);
-    socket.send(reply, peer.port, peer.address);
-    hooks.answered?.(name);
-  });
-  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
-  const { port } = socket.address() as AddressInfo;
-  return { zone, hooks, server: `127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => socket.close(() => resolve())) };
-}
-
-function ipv6Bytes(address: string): Buffer {
-  const [head = '', tail = ''] = address.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail ? tail.split(':') : [];
-  const groups = address.includes('::') ? [...h, ...Array(8 - h.length - t.length).fill('0'), ...t] : h;
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => {
-    out.writeUInt16BE(Number.parseInt(g, 16), i * 2);
-  });
-  return out;
-}
-
-function answer(query: Buffer, zone: Zone): { reply: Buffer; name: string } {
-  const labels: string[] = [];
-  let at = 12;
-  while (query[at]! > 0) {
-    labels.push(query.subarray(at + 1, at + 1 + query[at]!).toString());
-    at += query[at]! + 1;
-  }
-  const qtype = query.readUInt16BE(at + 1);
-  const question = query.subarray(12, at + 5);
-  const records = zone.get(labels.join('.').toLowerCase());
-  const rdatas: Buffer[] = [];
-  if (qtype === 1) for (const a of records?.A ?? []) rdatas.push(Buffer.from(a.split('.').map(Number)));
-  if (qtype === 28) for (const a of records?.AAAA ?? []) if (isIPv6(a)) rdatas.push(ipv6Bytes(a));
-  const header = Buffer.alloc(12);
-  query.copy(header, 0, 0, 2);
-  header.writeUInt16BE(0x8180 | (records ? 0 : 3), 2);
-  header.writeUInt16BE(1, 4);
-  header.writeUInt16BE(rdatas.length, 6);
-  const answers = rdatas.map((rdata) => {
-    const rr = Buffer.alloc(12);
-    rr.writeUInt16BE(0xc00c, 0);
-    rr.writeUInt16BE(qtype, 2);
-    rr.writeUInt16BE(1, 4);
-    rr.writeUInt32BE(0, 6);
-    rr.writeUInt16BE(rdata.length, 10);
-    return Buffer.concat([rr, rdata]);
-  });
-  return { reply: Buffer.concat([header, question, ...answers]), name: labels.join('.').toLowerCase() };
-}
+export { startDnsZone as startDns } from '../../helpers/dns-zone';
 
 export type Received = { headers: IncomingMessage['headers']; body: string; path: string; at: number };
 
