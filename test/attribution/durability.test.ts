@@ -4,7 +4,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FactJobData } from '../../src/queues/facts';
 import { createRedis } from '../../src/queues/redis';
-import { startWorkers } from '../../workers';
 import { OutboxSweeper } from '../../src/queues/outbox/sweeper';
 import { OUTBOXES } from '../../workers/writers';
 import { destroyTestService, eventually, sleep, startTestService, type TestService } from '../helpers/harness';
@@ -41,15 +40,9 @@ afterAll(async () => {
   await redisServer.kill();
 });
 
+/** The fact consumers only: the sweeps run on demand here, and no webhook is delivered. */
 function runWorkers() {
-  t.workers ??= startWorkers({
-    redisUrl: t.config.redisUrl,
-    prefix: t.config.queuePrefix,
-    warehouse: t.services.warehouse,
-    db: t.services.db,
-    log: t.services.log,
-    sweeper: false,
-  });
+  t.startWorkers({ sweeper: false, webhooks: undefined });
 }
 
 async function postEvents(prefix: string, n: number) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
-import { startWorkers, type Workers } from '../../workers';
+import { startWorkers, type WorkerOptions, type Workers } from '../../workers';
 import { webhookWorkerOptions } from '../../workers/webhook-delivery';
 import { buildApp } from '../../src/app';
 import { type Config, loadConfig } from '../../src/config';
@@ -30,8 +30,8 @@ export type TestService = {
   adminToken: string;
   /** Injects a request; `admin: true` adds the admin JWT. */
   request(opts: InjectOptions & { admin?: boolean }): Promise<LightMyRequestResponse>;
-  /** Starts the queue consumers (when started without them). */
-  startWorkers(): void;
+  /** Starts the queue consumers (when started without them); `options` replace the service's (e.g. `sweeper: false`). */
+  startWorkers(options?: Partial<WorkerOptions>): void;
   /** Stops the consumers, leaving jobs in Redis. */
   stopWorkers(): Promise<void>;
   /** Waits until every queued fact is in ClickHouse. */
@@ -102,7 +102,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
       if (admin) headers.authorization = `Bearer ${adminToken}`;
       return app.inject({ ...req, headers });
     },
-    startWorkers() {
+    startWorkers(options = {}) {
       t.workers ??= startWorkers({
         redisUrl: config.redisUrl,
         prefix: config.queuePrefix,
@@ -110,6 +110,7 @@ export async function startTestService(opts: TestServiceOptions = {}): Promise<T
         db: services.db,
         log,
         webhooks: webhookWorkerOptions(config),
+        ...options,
       });
     },
     async stopWorkers() {

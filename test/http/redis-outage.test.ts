@@ -21,14 +21,7 @@ beforeAll(async () => {
   redis = await PrivateRedis.start();
   // The sweeper looks often, so facts whose queue add failed are re-sent soon after Redis is back.
   t = await startTestService({ env: { REDIS_URL: redis.url, TRUST_PROXY: '127.0.0.1' }, workers: false }); // clicks name their visitor's IP
-  t.workers = (await import('../../workers')).startWorkers({
-    redisUrl: t.config.redisUrl,
-    prefix: t.config.queuePrefix,
-    warehouse: t.services.warehouse,
-    db: t.services.db,
-    log: t.services.log,
-    sweeper: { intervalMs: 1000, graceMs: 2000 },
-  });
+  t.startWorkers({ sweeper: { intervalMs: 1000, graceMs: 2000 }, webhooks: undefined });
   acme = await attributionBrand(t);
   await createPortalUser(t, acme.brand.id, email);
 }, 60_000);

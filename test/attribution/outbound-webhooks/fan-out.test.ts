@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorkers } from '../../../workers';
 import { webhookWorkerOptions } from '../../../workers/webhook-delivery';
 import { installFact } from '../../../src/attribution/installs/fact';
 import { ledgerFact } from '../../../src/attribution/ledger/fact';
@@ -41,12 +40,7 @@ afterAll(async () => {
 
 /** The workers with quick sweeps, as a restarted process would run them. */
 function startQuickWorkers() {
-  t.workers ??= startWorkers({
-    redisUrl: t.config.redisUrl,
-    prefix: t.config.queuePrefix,
-    warehouse: t.services.warehouse,
-    db: t.services.db,
-    log: t.services.log,
+  t.startWorkers({
     sweeper: { intervalMs: 200, graceMs: 0, resendAfterMs: 60_000 },
     webhooks: { ...webhookWorkerOptions(t.config), sweep: { intervalMs: 200, overdueMs: 0 } },
   });
@@ -248,7 +242,7 @@ describe('exactly once through faults', () => {
     const before = (await deliveries()).length;
     const receivedBefore = receiver.received.length;
     // The write path fans out (deliveries queued), then Redis loses every queued delivery.
-    t.workers = startWorkers({ redisUrl: t.config.redisUrl, prefix: t.config.queuePrefix, warehouse: t.services.warehouse, db: t.services.db, log: t.services.log, sweeper: false });
+    t.startWorkers({ sweeper: false, webhooks: undefined });
     const keys = [tx(), tx()];
     for (const key of keys) expect((await postPublic(t, 'events', { ...pixel(), event_type: 'signup', code: b.code.label, transaction_id: key })).statusCode).toBe(200);
     const queued = await until(deliveries, (rows) => rows.length === before + 2 * 2);
