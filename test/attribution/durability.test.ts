@@ -45,6 +45,43 @@ function runWorkers() {
   t.startWorkers({ sweeper: false, webhooks: undefined });
 }
 
+/** A ledger worker that writes its batch to ClickHouse and dies before it can acknowledge it (or mark the outbox). */
+function doomedLedgerWorker() {
+  const connection = createRedis(REDIS_URL, 'worker');
+  let inserted = 0;
+  const worker = new Worker<FactJobData>(
+    'ledger',
+    async (job: Job<FactJobData>) => {
+      await t.services.warehouse.insert('ledger', job.data.rows, `doomed:${job.id}`);
+      inserted += job.data.rows.length;
+      await new Promise(() => {}); // killed here
+    },
+    { connection, prefix: t.config.queuePrefix, concurrency: 50 },
+  );
+  return {
+    inserted: () => inserted,
+    async kill() {
+      await worker.close(true);
+      await connection.quit();
+    },
+  };
+}
+
+/**
+ * Time passes (simulated): the dead worker's locks expire and a stalled-job check is due, which
+ * takes its jobs back; waits until the ledger queue's counts are `taken`.
+ */
+async function takeBackStalledJobs(taken: (counts: Record<string, number>) => boolean) {
+  const queue = t.services.queues.queues.ledger;
+  const key = (suffix: string) => `${t.config.queuePrefix}:ledger:${suffix}`;
+  for (const job of await queue.getJobs(['active'])) await t.services.redis.del(key(`${job.id}:lock`));
+  await t.services.redis.del(key('stalled-check'));
+  const checker = new Worker('ledger', null, { connection: createRedis(REDIS_URL, 'worker'), prefix: t.config.queuePrefix, autorun: false, stalledInterval: 100 });
+  void checker.startStalledCheckTimer();
+  await eventually(() => queue.getJobCounts('active', 'wait'), taken);
+  await checker.close();
+}
+
 async function postEvents(prefix: string, n: number) {
   for (let i = 0; i < n; i++) {
     const res = await postPublic(t, 'events', { pixel_key: acme.brand.pixel_key, transaction_id: `${prefix}-${i}`, amount: 10 });
@@ -199,35 +236,13 @@ describe('ingestion durability', () => {
 
   it('worker killed after its ClickHouse insert, before acknowledging: the job taken back is not doubled', async () => {
     await t.stopWorkers();
-    const connection = createRedis(REDIS_URL, 'worker');
-    // A worker that writes its batch and dies before it can acknowledge (or mark the outbox).
-    let inserted = 0;
-    const doomed = new Worker<FactJobData>(
-      'ledger',
-      async (job: Job<FactJobData>) => {
-        await t.services.warehouse.insert('ledger', job.data.rows, `doomed:${job.id}`);
-        inserted += job.data.rows.length;
-        await new Promise(() => {}); // killed here
-      },
-      { connection, prefix: t.config.queuePrefix, concurrency: 50 },
-    );
+    const doomed = doomedLedgerWorker();
     await postEvents('killed', 6);
-    await eventually(async () => inserted, (n) => n === 6);
-    await doomed.close(true);
-    await connection.quit();
+    await eventually(async () => doomed.inserted(), (n) => n === 6);
+    await doomed.kill();
     expect(await ledgerCount('killed')).toBe(6);
 
-    // Time passes (simulated): the dead worker's locks expire and a stalled-job check is due,
-    // which takes the jobs back.
-    const queue = t.services.queues.queues.ledger;
-    const key = (suffix: string) => `${t.config.queuePrefix}:ledger:${suffix}`;
-    for (const job of await queue.getJobs(['active'])) await t.services.redis.del(key(`${job.id}:lock`));
-    await t.services.redis.del(key('stalled-check'));
-    const checker = new Worker('ledger', null, { connection: createRedis(REDIS_URL, 'worker'), prefix: t.config.queuePrefix, autorun: false, stalledInterval: 100 });
-    void checker.startStalledCheckTimer();
-    await eventually(() => queue.getJobCounts('active', 'wait'), (c) => c.active === 0 && (c.wait ?? 0) > 0);
-    await checker.close();
-
+    await takeBackStalledJobs((c) => c.active === 0 && (c.wait ?? 0) > 0);
     runWorkers();
     await t.settle();
     expect(await ledgerCount('killed')).toBe(6);
@@ -274,32 +289,14 @@ describe('ingestion durability', () => {
     expect(await read()).toEqual(claimed);
 
     // The sweeper sends it; a worker writes the batch and dies before acknowledging it.
-    const connection = createRedis(REDIS_URL, 'worker');
-    let inserted = 0;
-    const doomed = new Worker<FactJobData>(
-      'ledger',
-      async (job: Job<FactJobData>) => {
-        await t.services.warehouse.insert('ledger', job.data.rows, `doomed:${job.id}`);
-        inserted += job.data.rows.length;
-        await new Promise(() => {}); // killed here
-      },
-      { connection, prefix: t.config.queuePrefix, concurrency: 50 },
-    );
+    const doomed = doomedLedgerWorker();
     expect((await sweeper.sweep()).requeued).toBeGreaterThanOrEqual(1);
-    await eventually(async () => inserted, (n) => n >= 1);
-    await doomed.close(true);
-    await connection.quit();
+    await eventually(async () => doomed.inserted(), (n) => n >= 1);
+    await doomed.kill();
     expect(await read()).toEqual(verified);
 
     // The batch is taken back and replayed: checked by id, nothing doubled, and the read is unchanged.
-    const queue = t.services.queues.queues.ledger;
-    const key = (suffix: string) => `${t.config.queuePrefix}:ledger:${suffix}`;
-    for (const job of await queue.getJobs(['active'])) await t.services.redis.del(key(`${job.id}:lock`));
-    await t.services.redis.del(key('stalled-check'));
-    const checker = new Worker('ledger', null, { connection: createRedis(REDIS_URL, 'worker'), prefix: t.config.queuePrefix, autorun: false, stalledInterval: 100 });
-    void checker.startStalledCheckTimer();
-    await eventually(() => queue.getJobCounts('active', 'wait'), (c) => c.active === 0);
-    await checker.close();
+    await takeBackStalledJobs((c) => c.active === 0);
     runWorkers();
     await t.settle();
     expect(await sweeper.sweep()).toMatchObject({ requeued: 0 });
