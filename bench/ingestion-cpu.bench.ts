@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { RateLimiter } from '../src/http/rate-limit';
+import { clientLoad, nextClientAddress } from './client-load';
 import { benchEnvironment } from './environment';
 import { IPHONE, round, seedWebLink } from './helpers';
 import { START_NODE_FLAGS } from '../test/helpers/start-flags';
@@ -26,44 +26,6 @@ const TARGET = { clicks: 3.5, installs: 4.5, events: 4.5 };
 const TARGET_P99_MS = 50;
 
 type Kind = keyof typeof TARGET;
-type Request = { method: string; path: string; headers: Record<string, string>; body?: string };
-type LoadOptions = {
-  url: string;
-  connections: number;
-  duration: number;
-  requests: { method: 'POST'; path: string; setupRequest(req: Request): Request }[];
-};
-type LoadResult = { '2xx': number; non2xx: number; errors: number; duration: number; latency: { p50: number; p99: number } };
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
-
-/** A fresh client address per request: 10.0.0.1, 10.0.0.2, … */
-let clients = 0;
-const nextAddress = () => {
-  const n = ++clients;
-  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-};
-
-/** One load of `path` for `seconds` against `base`, each request from its own address and with its own ids. */
-const loadOf = (base: string, path: string, body: () => object, seconds: number) => async () => {
-  const r = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path,
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
-          body: JSON.stringify(body()),
-        }),
-      },
-    ],
-  });
-  if (r['2xx'] === 0 || r.non2xx > 0 || r.errors > 0) throw new Error(`${path}: ${JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors })}`);
-  return { answered: r['2xx'], duration: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
-};
 
 /** `npm run bench -- ingestion-cpu-clicks` (or -installs, -events) runs that load alone (with the limiter's cost). */
 const selectedKinds = (filter: string | undefined) => {
@@ -95,7 +57,7 @@ const bench: Bench = async (emit, filter) => {
     let bareUs = 0;
     for (const kind of kinds) {
       // Slices of the service's and the bare route's load, alternating.
-      const slice = (running: ServiceProcess, seconds: number) => cpuSlice(running.child, loadOf(running.base, path(kind), bodies[kind], seconds));
+      const slice = (running: ServiceProcess, seconds: number) => cpuSlice(running.child, clientLoad(running.base, path(kind), bodies[kind], CONNECTIONS, seconds));
       const served: CpuSlice[] = [];
       const ceiling: CpuSlice[] = [];
       await slice(bare, WARMUP_S);
@@ -151,7 +113,7 @@ async function limiterCost(config: ReturnType<typeof benchEnvironment>['config']
     const limiter = new RateLimiter(redis, { prefix: `${config.queuePrefix}:limiter`, secretKey: config.secretKey, limits: { dataApi: 0, publicIp: 6000, pixelKey: 0, failedKeys: 0, portal: 0 } });
     const requests = 200_000;
     const [own0, redis0, t0] = [process.cpuUsage(), await redisCpuUs(redis), performance.now()];
-    for (let i = 0; i < requests; i += 50) await Promise.all(Array.from({ length: 50 }, () => limiter.consume('public_ip', nextAddress())));
+    for (let i = 0; i < requests; i += 50) await Promise.all(Array.from({ length: 50 }, () => limiter.consume('public_ip', nextClientAddress())));
     await new Promise((r) => setTimeout(r, 300)); // the last counts reach Redis
     const own = process.cpuUsage(own0);
     const [redis1, t1] = [await redisCpuUs(redis), performance.now()];

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { Redis } from 'ioredis';
 import { deleteKeysByPrefix } from '../src/queues/redis';
 import { START_NODE_FLAGS } from '../test/helpers/start-flags';
+import { clientLoad } from './client-load';
 import { benchEnvironment } from './environment';
 import { IPHONE, percentile, round, seedWebLink } from './helpers';
 import type { Bench } from './run';
@@ -24,44 +24,6 @@ const SLICE_S = 4;
 const WARMUP_S = 2;
 /** The issue's targets: at least the peer's clicks a second, at most its CPU a click; installs and events reported against the same. */
 const TARGET = { rps_ratio: '>= 1.0', cpu_ratio: '<= 1.0' };
-
-type Request = { method: string; path: string; headers: Record<string, string>; body?: string };
-type LoadOptions = {
-  url: string;
-  connections: number;
-  duration: number;
-  requests: { method: 'POST'; path: string; setupRequest(req: Request): Request }[];
-};
-type LoadResult = { '2xx': number; non2xx: number; errors: number; duration: number; latency: { p50: number; p99: number } };
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: LoadOptions) => Promise<LoadResult>;
-
-/** A fresh client address per request (the service's per-IP limit stays on, as `npm start` runs it). */
-let clients = 0;
-const nextAddress = () => {
-  const n = ++clients;
-  return `10.${(n >> 16) & 255}.${(n >> 8) & 255}.${n & 255}`;
-};
-
-const loadOf = (base: string, path: string, body: () => object, connections: number, seconds: number) => async () => {
-  const r = await autocannon({
-    url: base,
-    connections,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path,
-        setupRequest: (req) => ({
-          ...req,
-          headers: { ...req.headers, 'content-type': 'application/json', 'x-forwarded-for': nextAddress() },
-          body: JSON.stringify(body()),
-        }),
-      },
-    ],
-  });
-  if (r['2xx'] === 0 || r.non2xx > 0 || r.errors > 0) throw new Error(`${base}${path}: ${JSON.stringify({ ok: r['2xx'], non2xx: r.non2xx, errors: r.errors })}`);
-  return { answered: r['2xx'], duration: r.duration, p50: r.latency.p50, p99: r.latency.p99 };
-};
 
 /** `npm run bench -- ingestion-peer-clicks` (or `-clicks-50c`, `-events`, …) runs those loads alone. */
 function selected(filter: string | undefined): { kind: Kind; connections: number }[] {
@@ -97,7 +59,7 @@ const bench: Bench = async (emit, filter) => {
     for (const { kind, connections } of selected(filter)) {
       const path = `/api/public/attribution/${kind}`;
       const slice = async (running: ServiceProcess, seconds: number) => {
-        const figures = await cpuSlice(running.child, loadOf(running.base, path, bodies[kind], connections, seconds));
+        const figures = await cpuSlice(running.child, clientLoad(running.base, path, bodies[kind], connections, seconds));
         if (running === peer) await dropPeerJobs();
         return figures;
       };
