@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EARLIEST_INSTANT, LATEST_INSTANT } from '../recordable-time';
 import { ledgerCounts } from '../attribution/reporting/counts';
-import { ledgerItem } from '../attribution/reporting/ledger-item';
+import { ledgerItem, type LedgerItemRow } from '../attribution/reporting/ledger-item';
 import { toPage } from '../attribution/reporting/paging';
 import { linksWithDomain } from '../attribution/links/queries';
 import type { ListReader } from '../attribution/reporting/lists';
@@ -22,23 +22,8 @@ export const eventCursor = z.tuple([z.number().int().min(EARLIEST_INSTANT).max(L
 
 export type EventFilter = DateRange & { eventTypes?: string[]; creatorId?: string; sandbox: boolean };
 
-type LedgerRow = {
-  id: string;
-  event_type: string;
-  transaction_id: string;
-  source: string;
-  amount: number;
-  currency: string;
-  occurred_at: string;
-  occurred_ms: number;
-  sandbox: number;
-  external_user_id: string | null;
-  link_id: number | null;
-  creator_id: string | null;
-  code_label: string | null;
-  resolution_method: string;
-  confidence: number | null;
-};
+/** A ClickHouse ledger row as read here: the item's fields, sandbox as 0/1, and the ids to name. */
+type LedgerRow = Omit<LedgerItemRow, 'sandbox'> & { occurred_ms: number; sandbox: number; link_id: number | null; creator_id: string | null };
 
 export async function ledgerFeed(
   { db, warehouse }: ListReader,
