@@ -2,6 +2,7 @@ import { api, type CreatorRef, type Money, type Page } from '../api';
 import { creatorFilter } from '../creators';
 import { h } from '../dom';
 import { currencies, formatInt } from '../format';
+import { linkUrl } from '../link-url';
 import type { PortalPage } from '../page';
 import { periodPicker, rangeQuery } from '../period';
 import { type Column, copyButton, emptyState, loading, moneyLines, readInto, sortableTable, type SortState } from '../ui';
@@ -24,15 +25,6 @@ type Link = {
   revenue: Money;
 };
 type Code = { id: string; label: string; active: boolean; creator: CreatorRef; conversions: number; revenue: Money };
-
-/**
- * A link's address. A name under localhost is the visitor's own machine, where the service answers
- * on plain http at the port this portal is served from (its public address); other domains use https.
- */
-export function linkUrl(l: Pick<Link, 'domain' | 'slug'>, portal: { port: string } = location): string {
-  const local = l.domain === 'localhost' || l.domain.endsWith('.localhost');
-  return local ? `http://${l.domain}${portal.port ? `:${portal.port}` : ''}/${l.slug}` : `https://${l.domain}/${l.slug}`;
-}
 
 const status = (active: boolean) => h('span', { class: `badge ${active ? 'ok' : 'muted'}` }, active ? 'Active' : 'Paused');
 
@@ -61,7 +53,7 @@ function linkColumns(rows: Link[]): Column<Link>[] {
     { key: 'installs', label: 'Installs', numeric: true, sort: (r) => r.installs, cell: (r) => formatInt(r.installs) },
     { key: 'conversions', label: 'Conversions', numeric: true, sort: (r) => r.conversions, cell: (r) => formatInt(r.conversions) },
     { key: 'revenue', label: 'Revenue', numeric: true, sort: revenueKey(rows), cell: (r) => moneyLines(r.revenue, order) },
-    { key: 'copy', label: 'URL', cell: (r) => copyButton(linkUrl(r), `link ${r.domain}/${r.slug}`) },
+    { key: 'copy', label: 'URL', cell: (r) => copyButton(linkUrl(r, location), `link ${r.domain}/${r.slug}`) },
   ];
   return cols.filter((c): c is Column<Link> => c !== false);
 }
