@@ -94,7 +94,7 @@ export class DeliveryRunner {
   }
 
   /** The endpoint a delivery goes to (for the per-endpoint limit), or undefined when it is gone or done. */
-  /** Look-ups of one event-loop turn share a statement: each attempt costs one statement fewer. */
+  /** Look-ups made while one is in flight share the next statement (one at a time: fewer, larger statements). */
   private readonly loads = new Batcher<string, LoadedDelivery | undefined>(
     async (ids) => {
       // Plain SQL: the query builder's compilation costs more than this look-up.
@@ -106,7 +106,7 @@ export class DeliveryRunner {
       const byId = new Map(rows.map((r) => [r.id, r]));
       return ids.map((id) => byId.get(id));
     },
-    { maxBatch: 200, maxRunning: 4 },
+    { maxBatch: 200, maxRunning: 1 },
   );
 
   /** The delivery and what its attempt needs of its endpoint; undefined when it is gone. */
@@ -153,7 +153,7 @@ export class DeliveryRunner {
     return true;
   }
 
-  /** Attempts whose endpoint stays as it is, recorded together; each answers whether it was recorded. */
+  /** Attempts whose endpoint stays as it is, recorded together (one statement at a time); each answers whether it was recorded. */
   private readonly plainRecords = new Batcher<RecordedAttempt, boolean>(
     async (attempts) => {
       const { rows } = await sql<{ delivery_id: string }>`
@@ -174,7 +174,7 @@ export class DeliveryRunner {
       const done = new Set(rows.map((r) => r.delivery_id));
       return attempts.map((a) => done.has(a.id));
     },
-    { maxBatch: 200, maxRunning: 4 },
+    { maxBatch: 200, maxRunning: 1 },
   );
 
   /**
