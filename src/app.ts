@@ -6,7 +6,7 @@ import { createLedger } from './attribution/ledger/record';
 import { serviceHostname } from './attribution/domains/hostname';
 import { AttributionHosts } from './attribution/link-host/hosts';
 import { linkHostRoutes, unroutableUrl } from './attribution/link-host/routes';
-import { LinkOpens } from './attribution/links/opens';
+import { LinkOpens, startOpensPurge } from './attribution/links/opens';
 import { createWebhookServices } from './attribution/outbound-webhooks/service';
 import { ClickLinks } from './attribution/links/resolve';
 import { pixelRoutes } from './attribution/pixel/routes';
@@ -130,7 +130,10 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
   // The ledger's credit sources: installs and events then share one memo of links.
   const installs = new InstallRecorder({ db, queues, log, credit: ledger.credit, recentAppClicks });
   const pixelKeys = new PixelKeys(db);
-  const publicDeps = { pixelKeys, clicks, installs, ledger, opens: new LinkOpens(db), rateLimiter, secretKey, log };
+  const opens = new LinkOpens(db);
+  const stopOpensPurge = startOpensPurge(opens, (err) => log.warn({ err }, 'could not purge expired link opens'));
+  app.addHook('onClose', async () => stopOpensPurge());
+  const publicDeps = { pixelKeys, clicks, installs, ledger, opens, rateLimiter, secretKey, log };
   await app.register(publicAttributionRoutes, { ...publicDeps, trustProxy: config.trustProxy, publicBaseUrl, prefix: '/api/public/attribution' });
   await app.register(pixelRoutes);
   await app.register(docsRoutes, { publicBaseUrl });

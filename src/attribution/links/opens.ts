@@ -11,6 +11,15 @@ import { UUID_SHAPED } from '../ledger/types';
 /** How long after an open the install's purchases are credited to the opened link. */
 export const OPEN_CREDIT_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 
+/**
+ * How long an open is kept: the credit window plus 7 days, since a purchase may be recorded days
+ * after its occurred_at (a provider retrying a webhook) and still looks back 7 days from then.
+ */
+export const OPEN_KEEP_MS = OPEN_CREDIT_WINDOW_MS + 7 * 24 * 60 * 60 * 1000;
+
+/** How often each API process deletes opens older than OPEN_KEEP_MS (LinkOpens.purgeExpired). */
+export const OPENS_PURGE_EVERY_MS = 10 * 60_000;
+
 /** The part of a link URL an open resolves: host, slug (path, percent-decoded, no leading `/`) and raw query. */
 export type OpenedAddress = { domain: string; slug: string; query: string };
 
@@ -62,6 +71,21 @@ export class LinkOpens {
   }
 
   /**
+   * Deletes opens older than OPEN_KEEP_MS, `batch` rows a statement until none is left (a short
+   * lock each); answers how many. No purchase can be credited by them any more.
+   */
+  async purgeExpired(batch = 1000, now = new Date()): Promise<number> {
+    const cutoff = new Date(now.getTime() - OPEN_KEEP_MS);
+    let purged = 0;
+    for (;;) {
+      const expired = this.db.selectFrom('link_opens').select('id').where('opened_at', '<', cutoff).limit(batch);
+      const { numDeletedRows } = await this.db.deleteFrom('link_opens').where('id', 'in', expired).executeTakeFirst();
+      purged += Number(numDeletedRows);
+      if (Number(numDeletedRows) < batch) return purged;
+    }
+  }
+
+  /**
    * The link and click token of the latest open, by an install this brand has recorded whose id is
    * `externalUserId`, in the 7 days up to `at` (a purchase's occurred_at); null when there is none.
    */
@@ -85,4 +109,15 @@ export class LinkOpens {
       .executeTakeFirst();
     return row ? { linkId: Number(row.link_id), clickToken: row.click_token } : null;
   }
+}
+
+/** Purges expired opens 5 s after start and every OPENS_PURGE_EVERY_MS; answers the function that stops it. */
+export function startOpensPurge(opens: LinkOpens, onError: (err: unknown) => void): () => void {
+  const purge = () => void opens.purgeExpired().catch(onError);
+  const first = setTimeout(purge, 5_000).unref();
+  const timer = setInterval(purge, OPENS_PURGE_EVERY_MS).unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
 }
