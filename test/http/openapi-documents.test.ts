@@ -143,6 +143,15 @@ describe('the attribution API document', () => {
     expect((doc.servers as { url: string }[])[0]!.url).toBe('http://svc.test/api/public/attribution');
   });
 
+  it('shows an SDK platform (ios or android) as the installs and opens platform, never a social one', async () => {
+    const doc = await served(DOCUMENTS['Attribution API']);
+    const paths = doc.paths as Record<string, Record<string, Operation>>;
+    for (const path of ['/installs', '/opens']) {
+      const body = paths[path]!.post!.requestBody!.content['application/json']!.schema as { properties: Record<string, { examples?: unknown[] }> };
+      expect(body.properties.platform!.examples, path).toEqual(['ios']);
+    }
+  });
+
   it('describes the answers the endpoints give', async () => {
     const click = await postPublic(t, 'clicks', { domain: acme.hostname, slug: 'app', user_agent: 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)' });
     const clickOk = await answerSchema('POST /clicks', 200);

@@ -14,6 +14,7 @@ const installBody = z.object({
     .pipe(z.string().min(1)),
   platform: z
     .string()
+    .meta({ description: 'ios or android', examples: ['ios'] })
     .transform((v) => v.trim().toLowerCase())
     .pipe(z.enum(['ios', 'android'])),
   clipboard_token: optionalText(256),

@@ -13,6 +13,7 @@ const openBody = z.object({
   install_id: z.string().transform(keptInstallId).pipe(z.string().min(1)),
   platform: z
     .string()
+    .meta({ description: 'ios or android', examples: ['ios'] })
     .transform((v) => v.trim().toLowerCase())
     .pipe(z.enum(['ios', 'android'])),
   url: z.string(),
