@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { z } from 'zod';
 import type { Db } from '../../db/database';
 import { conflict, notFound } from '../../refusal';
@@ -63,8 +64,10 @@ export class WebhookDeliveries {
     if (filter.event_type) q = q.where('event_type', '=', filter.event_type);
     if (filter.cursor) {
       const [ms, id] = filter.cursor;
-      const at = new Date(ms);
-      q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', id)])]));
+      // The cursor holds milliseconds, Postgres microseconds (one fan-out's rows share theirs): page
+      // after the named row's exact created_at, the cursor's own only when that row is gone.
+      const at = sql<Date>`coalesce((SELECT created_at FROM webhook_deliveries WHERE id = ${id} AND endpoint_id = ${endpointId}), ${new Date(ms)})`;
+      q = q.where(sql<boolean>`(created_at, id) < (${at}, ${id})`);
     }
     const rows = (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit + 1).execute()) as DeliveryRow[];
     const { data, pagination } = toPage(rows, filter.limit, (r) => [new Date(r.created_at).getTime(), r.id]);

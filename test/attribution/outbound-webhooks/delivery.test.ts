@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { attempt, USER_AGENT } from '../../../src/attribution/outbound-webhooks/attempt';
@@ -115,6 +116,21 @@ describe('a delivery attempt', () => {
     const page2 = (await portal.get(`/webhooks/${endpoint.id}/deliveries?limit=3&cursor=${page1.pagination.next_cursor}`)).json();
     expect([...page1.data, ...page2.data].map((d: { id: string }) => d.id)).toEqual(all.data.map((d: { id: string }) => d.id));
     expect((await portal.get(`/webhooks/${endpoint.id}/deliveries?cursor=zzz`)).statusCode).toBe(400);
+  });
+
+  it('pages through deliveries sharing one created_at to the microsecond (one fan-out) without skipping any', async () => {
+    await sql`UPDATE webhook_deliveries SET created_at = date_trunc('milliseconds', now()) - interval '1 minute' + interval '901 microseconds' WHERE endpoint_id = ${endpoint.id}`.execute(t.services.db);
+    const all = (await portal.get(`/webhooks/${endpoint.id}/deliveries`)).json().data.map((d: { id: string }) => d.id);
+    expect(all.length).toBeGreaterThan(2);
+    const seen: string[] = [];
+    let cursor = '';
+    for (let page = 0; page < all.length; page++) {
+      const res = (await portal.get(`/webhooks/${endpoint.id}/deliveries?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json();
+      seen.push(...res.data.map((d: { id: string }) => d.id));
+      if (!res.pagination.has_more) break;
+      cursor = res.pagination.next_cursor;
+    }
+    expect(seen).toEqual(all);
   });
 });
 
