@@ -125,12 +125,15 @@ describe('retries and health', () => {
   });
 
   it('disables an endpoint failing longer than WEBHOOK_DISABLE_AFTER_HOURS, ending its pending deliveries; enabling resends nothing', async () => {
-    await sql`UPDATE webhook_endpoints SET failing_since = now() - interval '121 hours' WHERE id = ${down.id}`.execute(t.services.db);
+    // The delivery exists (pending its retry) before the endpoint's failure is backdated, so the
+    // workers' periodic disabling cannot run first and leave the fact with no delivery at all.
     await lead();
+    const [pending] = await until(() => deliveriesOf(down.id), (d) => d.length === 2);
+    await sql`UPDATE webhook_endpoints SET failing_since = now() - interval '121 hours' WHERE id = ${down.id}`.execute(t.services.db);
     const item = await until(async () => (await portal.get(`/webhooks/${down.id}`)).json(), (e) => e.status === 'disabled');
     expect(item).toMatchObject({ enabled: false, disabled_reason: 'failing' });
-    const deliveries = await deliveriesOf(down.id);
-    expect(deliveries[0]).toMatchObject({ status: 'failed', error: 'endpoint_disabled', attempt_count: 1 });
+    const deliveries = await until(() => deliveriesOf(down.id), (d) => d[0]?.status !== 'pending');
+    expect(deliveries[0]).toMatchObject({ id: pending!.id, status: 'failed', error: 'endpoint_disabled' });
     const alerts = (await portal.get('/overview')).json().webhook_alerts;
     expect(alerts).toEqual([{ endpoint_id: down.id, url: receiver.url('/down'), status: 'disabled', since: item.disabled_at }]);
     // Facts make no deliveries while it is disabled.
