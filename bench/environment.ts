@@ -8,12 +8,22 @@ import { type Config, loadConfig } from '../src/config';
 import { dropDatabase } from '../src/db/database';
 import { createLogger, type Logger } from '../src/logger';
 import { deleteKeysByPrefix } from '../src/queues/redis';
+import { startWorkerThread, type Workers } from '../workers';
 
 /** The benches log at `info` by default, as a default deployment does; BENCH_LOG_LEVEL=warn compares. */
 export const benchLogLevel = process.env.BENCH_LOG_LEVEL || 'info';
 
 /** A bench's logger writes to stderr, so stdout keeps one JSON line per figure. */
 export const benchLogger = (level: string): Logger => createLogger(level, pino.destination(2));
+
+/** The consumers in their own thread, as `npm start` runs them; a thread that dies ends the run with no figures. */
+export const benchWorkers = (config: Config, log: Logger): Promise<Workers> =>
+  startWorkerThread(config, log, {
+    onExit: (code) => {
+      console.error(`the workers thread exited with ${code}: no figures from this run`);
+      process.exit(1);
+    },
+  });
 
 /**
  * A throw-away Postgres database, Redis key prefix and embedded-ClickHouse directory on

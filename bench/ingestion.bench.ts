@@ -5,9 +5,9 @@ import { buildApp } from '../src/app';
 import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
-import { startWorkerThread, type Workers } from '../workers';
+import type { Workers } from '../workers';
 import { IPHONE, percentile, round, seedWebLink } from './helpers';
-import { benchEnvironment, benchLogger } from './environment';
+import { benchEnvironment, benchLogger, benchWorkers } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -132,13 +132,7 @@ const bench: Bench = async (emit, filter) => {
   try {
     services = await createServices(env.config, log);
     await migrate(services);
-    // As `npm start` runs them: the consumers in their own thread.
-    workers = await startWorkerThread(env.config, log, {
-      onExit: (code) => {
-        console.error(`the workers thread exited with ${code}: no figures from this run`);
-        process.exit(1);
-      },
-    });
+    workers = await benchWorkers(env.config, log);
     app = await buildApp(services);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const brand = await setUpBrand(app, env.config);

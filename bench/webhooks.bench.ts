@@ -8,9 +8,9 @@ import { createWebhookServices } from '../src/attribution/outbound-webhooks/serv
 import { buildApp } from '../src/app';
 import type { Config } from '../src/config';
 import { closeServices, createServices, migrate, type Services } from '../src/services';
-import { startWorkerThread, type Workers } from '../workers';
+import type { Workers } from '../workers';
 import { adminPost, percentile, round } from './helpers';
-import { benchEnvironment, benchLogger } from './environment';
+import { benchEnvironment, benchLogger, benchWorkers } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -215,12 +215,7 @@ const bench: Bench = async (emit, filter) => {
   try {
     services = await createServices(env.config, log);
     await migrate(services);
-    workers = await startWorkerThread(env.config, log, {
-      onExit: (code) => {
-        console.error(`the workers thread exited with ${code}: no figures from this run`);
-        process.exit(1);
-      },
-    });
+    workers = await benchWorkers(env.config, log);
     app = await buildApp(services);
     const base = await app.listen({ host: '127.0.0.1', port: 0 });
     const brands = await setUp(app, env.config);
