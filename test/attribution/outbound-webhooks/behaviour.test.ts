@@ -2,10 +2,9 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryQueue } from '../../../src/attribution/outbound-webhooks/queue';
 import { WebhookDeliveryWorker, webhookWorkerOptions } from '../../../workers/webhook-delivery';
-import { createPortalUser, portalLogin } from '../../portal/helpers';
-import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { startTestService, type TestService } from '../../helpers/harness';
 import { attributionBrand, type AttributionBrand, postPublic } from '../public/setup';
-import { type PortalCalls, portalCalls, startDns, startReceiver, TEST_ENV, until } from './helpers';
+import { type PortalCalls, signedInPortal, startDns, startReceiver, stopAll, TEST_ENV, until } from './helpers';
 
 /**
  * Delivery that a broken receiver cannot break: retries on the schedule (N waits, N+1 attempts),
@@ -60,14 +59,9 @@ beforeAll(async () => {
   });
   t = await startTestService({ env: { ...TEST_ENV(dns.server), WEBHOOK_RETRY_SCHEDULE: '1,1', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_MAX_ENDPOINTS: '20' } });
   b = await attributionBrand(t);
-  await createPortalUser(t, b.brand.id, 'a@acme.test');
-  portal = portalCalls(t, await portalLogin(t, 'a@acme.test'));
+  portal = await signedInPortal(t, b.brand.id);
 });
-afterAll(async () => {
-  await destroyTestService(t);
-  await receiver.close();
-  await dns.close();
-});
+afterAll(() => stopAll(t, receiver, dns));
 
 let n = 0;
 /** A signup with a code: a lead.created event for every endpoint taking it. */

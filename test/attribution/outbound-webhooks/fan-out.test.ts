@@ -7,10 +7,9 @@ import { installFact } from '../../../src/attribution/installs/fact';
 import { ledgerFact } from '../../../src/attribution/ledger/fact';
 import { createLedger } from '../../../src/attribution/ledger/record';
 import { deleteKeysByPrefix } from '../../../src/queues/redis';
-import { createPortalUser, portalLogin } from '../../portal/helpers';
-import { destroyTestService, startTestService, type TestService } from '../../helpers/harness';
+import { startTestService, type TestService } from '../../helpers/harness';
 import { attributionBrand, type AttributionBrand, postPublic } from '../../attribution/public/setup';
-import { type PortalCalls, portalCalls, startDns, startReceiver, TEST_ENV, until } from './helpers';
+import { type PortalCalls, signedInPortal, startDns, startReceiver, stopAll, TEST_ENV, until } from './helpers';
 
 /**
  * Facts become webhook events exactly once per endpoint: from the batch worker's write, from the
@@ -29,14 +28,9 @@ beforeAll(async () => {
   receiver = await startReceiver();
   t = await startTestService({ workers: false, env: TEST_ENV(dns.server) });
   b = await attributionBrand(t);
-  await createPortalUser(t, b.brand.id, 'a@acme.test');
-  portal = portalCalls(t, await portalLogin(t, 'a@acme.test'));
+  portal = await signedInPortal(t, b.brand.id);
 });
-afterAll(async () => {
-  await destroyTestService(t);
-  await receiver.close();
-  await dns.close();
-});
+afterAll(() => stopAll(t, receiver, dns));
 
 /** The workers with quick sweeps, as a restarted process would run them. */
 function startQuickWorkers() {

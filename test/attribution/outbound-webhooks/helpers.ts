@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { TestService } from '../../helpers/harness';
+import { destroyTestService, type TestService } from '../../helpers/harness';
+import { createPortalUser, portalLogin } from '../../portal/helpers';
 
 /**
  * What the outbound webhook tests share: a DNS server answering A and AAAA from a zone the test
@@ -51,6 +52,19 @@ export function portalCalls(t: TestService, cookie: string) {
   };
 }
 export type PortalCalls = ReturnType<typeof portalCalls>;
+
+/** A portal user of the brand, signed in: its portal calls. */
+export async function signedInPortal(t: TestService, brandId: string): Promise<PortalCalls> {
+  await createPortalUser(t, brandId, 'a@acme.test');
+  return portalCalls(t, await portalLogin(t, 'a@acme.test'));
+}
+
+/** Stops the service, then the receiver and the DNS server it was sending to. */
+export async function stopAll(t: TestService, receiver: { close(): Promise<void> }, dns: { close(): Promise<unknown> }) {
+  await destroyTestService(t);
+  await receiver.close();
+  await dns.close();
+}
 
 /** Polls until `fn` answers a value `ok` accepts. */
 export async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
