@@ -1,5 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { freePort } from './free-port';
+import { destroyTestService, startTestService, type TestService } from './harness';
 
 /**
  * Debian's headless Chromium for the browser tests. CI installs it (.ci/run), so there a
@@ -20,6 +22,18 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--headless', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+/** The service (no workers) listening on a free loopback port that PUBLIC_BASE_URL names, for a browser to load from `base`. */
+export async function startListeningService(): Promise<{ t: TestService; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const t = await startTestService({ workers: false, env: { PUBLIC_BASE_URL: base } });
+  await t.app.listen({ port, host: '127.0.0.1' }).catch(async (err) => {
+    await destroyTestService(t);
+    throw err;
+  });
+  return { t, base };
 }
 
 /** What a page did that its test checks at the end. */

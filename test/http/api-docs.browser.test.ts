@@ -1,9 +1,8 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromiumInstalled, launchChromium, type PageWatch, screenshots, watchPage } from '../helpers/chromium';
+import { chromiumInstalled, launchChromium, type PageWatch, screenshots, startListeningService, watchPage } from '../helpers/chromium';
 import { createApiKey, createBrand } from '../helpers/fixtures';
-import { freePort } from '../helpers/free-port';
-import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { destroyTestService, type TestService } from '../helpers/harness';
 
 /**
  * GET /docs/api in Debian's headless Chromium, against the service listening on a real port
@@ -27,10 +26,7 @@ const shownPaths = () => page.locator('.opblock-summary-path').allTextContents()
 
 describe.skipIf(!installed)('API reference in headless Chromium', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await startTestService({ workers: false, env: { PUBLIC_BASE_URL: base } });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    ({ t, base } = await startListeningService());
     const brand = await createBrand(t, { name: 'Acme' });
     apiKey = (await createApiKey(t, brand.id)).key;
 

@@ -2,10 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDomain, createLink } from '../helpers/attribution-fixtures';
-import { chromiumInstalled, launchChromium, type PageWatch, screenshots, watchPage } from '../helpers/chromium';
+import { chromiumInstalled, launchChromium, type PageWatch, screenshots, startListeningService, watchPage } from '../helpers/chromium';
 import { createBrand, createCreator } from '../helpers/fixtures';
-import { freePort } from '../helpers/free-port';
-import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
+import { destroyTestService, type TestService } from '../helpers/harness';
 import { createPortalUser, PORTAL_PASSWORD, portal, portalLogin } from './helpers';
 
 /**
@@ -24,10 +23,7 @@ const ids = {} as Record<'operator' | 'pending' | 'missing' | 'taken', string>;
 
 describe.skipIf(!installed)('portal Domains page', () => {
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    t = await startTestService({ workers: false, env: { PUBLIC_BASE_URL: base } });
-    await t.app.listen({ port, host: '127.0.0.1' });
+    ({ t, base } = await startListeningService());
 
     const brand = await createBrand(t, { name: 'Acme' });
     const rival = await createBrand(t, { name: 'Rival' });
