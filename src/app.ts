@@ -29,6 +29,7 @@ import { httpDuration, routeLabel } from './metrics';
 import { portalRoutes } from './portal';
 import { portalPageRoutes } from './portal/pages.routes';
 import { useTestScryptCost } from './secrets';
+import { trustedProxies } from './client-address';
 import type { Services } from './services';
 
 declare module 'fastify' {
@@ -53,7 +54,8 @@ export async function buildApp(services: Services): Promise<FastifyInstance> {
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
-    trustProxy: services.config.trustProxy,
+    // The same check the click route makes (an IPv4 fast path), not proxy-addr's parse of every hop.
+    trustProxy: typeof services.config.trustProxy === 'string' ? trustedProxies(services.config.trustProxy) : services.config.trustProxy,
     // A client must send its whole request within requestTimeout (a slow sender cannot hold a
     // socket); idle sockets close after connectionTimeout, idle keep-alive ones sooner.
     requestTimeout: services.config.timeouts.requestMs,
