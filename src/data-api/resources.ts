@@ -94,8 +94,8 @@ export const metaSchema = z.object({
 export type Meta = z.output<typeof metaSchema>;
 
 /** The `meta` of every JSON answer: whose data, over which days, platforms and attribution. */
-export function metaOf(brand: { id: string; name: string }, scope: Scope): Meta {
-  const { start, end, platforms, attribution } = scope;
+export function metaOf(brand: { id: string; name: string }, scope: Scope, { start, end }: { start: string; end: string }): Meta {
+  const { platforms, attribution } = scope;
   return {
     brand: { id: brand.id, name: brand.name },
     start_date: start,
@@ -175,7 +175,7 @@ export function toCreator(row: CreatorRow): Creator {
  * One row per day from start to end: days without counted placements are zeros. With
  * `cumulative`, views, likes and comments become running totals from the first day.
  */
-export function dailyRows(totals: DailyTotals[], start: string, end: string, cumulative: boolean): DailyRow[] {
+export function dailyRows(totals: DailyTotals[], { start, end }: { start: string; end: string }, cumulative: boolean): DailyRow[] {
   const byDate = new Map(totals.map((t) => [t.date, t]));
   const rows: DailyRow[] = [];
   const running = { views: 0, likes: 0, comments: 0 };

@@ -12,7 +12,6 @@ import {
   dailyQuery,
   postsCsvQuery,
   postsQuery,
-  type Scope,
 } from './params';
 import type { DataContext } from './request';
 import {
@@ -37,7 +36,7 @@ import {
   toCreator,
   toPost,
 } from './resources';
-import type { DataRequest } from './scope';
+import type { AnswerRange, DataRequest } from './scope';
 
 /**
  * The Data API endpoints (docs/api.md#data-api), each as: path, query schema, answer, handler.
@@ -123,7 +122,7 @@ const json = <S extends QuerySchema>(e: {
         scope: () => reader.scope(brandId, query as z.output<S>),
         async answer(r) {
           const { data, pagination } = await e.handle(r);
-          return stampable({ data, pagination, meta: metaOf(r.brand, r.scope) });
+          return stampable({ data, pagination, meta: metaOf(r.brand, r.scope, await r.range()) });
         },
       });
       return sendJsonText(reply, stamped(answered));
@@ -158,7 +157,7 @@ const MAX_CSV_POSTS = 50_000;
 /** creators.csv stops after this many creators (the most viewed). */
 const MAX_CSV_CREATORS = 100_000;
 
-const fileName = (name: string, s: Scope) => `${name}_${s.start}_${s.end}.csv`;
+const fileName = (name: string, range: AnswerRange) => `${name}_${range.start}_${range.end}.csv`;
 
 async function* mapRows<T>(rows: AsyncIterable<T>, record: (row: T) => unknown[]): AsyncIterable<unknown[]> {
   for await (const row of rows) yield record(row);
@@ -197,8 +196,8 @@ export const endpoints: Route<DataContext>[] = [
     query: dailyQuery,
     response: { name: 'DailyResponse', schema: envelope(dailyRowSchema.array()) },
     async handle(r) {
-      const totals = await r.queries.daily(r.scope);
-      return { data: dailyRows(totals, r.scope.start, r.scope.end, r.query.view_type === 'cumulative') };
+      const [totals, range] = await Promise.all([r.queries.daily(r.scope), r.range()]);
+      return { data: dailyRows(totals, range, r.query.view_type === 'cumulative') };
     },
   }),
 
@@ -247,9 +246,9 @@ export const endpoints: Route<DataContext>[] = [
     summary: 'The daily rows as CSV',
     query: dailyQuery,
     async handle(r) {
-      const totals = await r.queries.daily(r.scope);
-      const rows = dailyRows(totals, r.scope.start, r.scope.end, r.query.view_type === 'cumulative');
-      return { filename: fileName('daily', r.scope), columns: csvColumns.daily, records: rows.map(dailyCsvRecord) };
+      const [totals, range] = await Promise.all([r.queries.daily(r.scope), r.range()]);
+      const rows = dailyRows(totals, range, r.query.view_type === 'cumulative');
+      return { filename: fileName('daily', range), columns: csvColumns.daily, records: rows.map(dailyCsvRecord) };
     },
   }),
 
@@ -258,9 +257,9 @@ export const endpoints: Route<DataContext>[] = [
     summary: `Placements as CSV, up to ${MAX_CSV_POSTS.toLocaleString('en')}`,
     query: postsCsvQuery,
     async handle(r) {
-      const rows = await r.queries.postsStream(r.scope, r.query.sort, MAX_CSV_POSTS);
+      const [rows, range] = await Promise.all([r.queries.postsStream(r.scope, r.query.sort, MAX_CSV_POSTS), r.range()]);
       return {
-        filename: fileName('posts', r.scope),
+        filename: fileName('posts', range),
         columns: csvColumns.posts,
         records: mapRows(rows, (row) => postCsvRecord(toPost(row, r.campaignNames))),
       };
@@ -272,9 +271,9 @@ export const endpoints: Route<DataContext>[] = [
     summary: 'Creators as CSV, by views then name',
     query: commonQuery,
     async handle(r) {
-      const rows = await r.queries.creatorsStream(r.scope, MAX_CSV_CREATORS);
+      const [rows, range] = await Promise.all([r.queries.creatorsStream(r.scope, MAX_CSV_CREATORS), r.range()]);
       return {
-        filename: fileName('creators', r.scope),
+        filename: fileName('creators', range),
         columns: csvColumns.creators,
         records: mapRows(rows, (row) => creatorCsvRecord(toCreator(row))),
       };

@@ -65,6 +65,25 @@ describe('GET /metrics/summary', () => {
     expect(body.data.views).toBe(440);
   });
 
+  // upload_date over period=all counts from 2000-01-01 beside the metrics_since look-up: what it states must not show it.
+  it('period=all in both attributions states the range from metrics_since: meta, daily rows and CSV file names', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    for (const attribution of ['upload_date', 'view_date']) {
+      const all = await ok(daily, t, key, '/metrics/daily', { attribution });
+      const explicit = await ok(daily, t, key, '/metrics/daily', { start_date: '2026-03-01', end_date: today, attribution });
+      expect(all.meta).toMatchObject({ start_date: '2026-03-01', end_date: today });
+      expect(all.data).toEqual(explicit.data);
+      expect(all.data[0]!.date).toBe('2026-03-01');
+      const allSummary = await ok(summary, t, key, '/metrics/summary', { attribution });
+      expect(allSummary.data).toEqual((await ok(summary, t, key, '/metrics/summary', { start_date: '2026-03-01', end_date: today, attribution })).data);
+      for (const name of ['posts', 'creators', 'daily']) {
+        const path = name === 'daily' ? '/metrics/daily.csv' : `/${name}.csv`;
+        const res = await api(t, key, path, { attribution });
+        expect(res.headers['content-disposition']).toBe(`attachment; filename="${name}_2026-03-01_${today}.csv"`);
+      }
+    }
+  });
+
   it('view_date: activity on the days it happened; posts count placements with activity', async () => {
     const all = await ok(summary, t, key, '/metrics/summary', { ...range, attribution: 'view_date' });
     expect(all.data).toEqual({ posts: 3, views: 440, likes: 36, comments: 6, shares: 7, engagement_rate: 49 / 440, creators: 2 });
