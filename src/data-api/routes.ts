@@ -105,6 +105,8 @@ const json = <S extends QuerySchema>(e: {
   query: S;
   /** The facts the answer counts (besides the brand's records). */
   reads: FactArea;
+  /** The answer is a row per day of its range (see DataReader.scope). */
+  perDay?: boolean;
   response: { name: string; schema: z.ZodType };
   handle(r: DataRequest<z.output<S>>): Promise<JsonAnswer>;
 }): Route<DataContext> => {
@@ -119,7 +121,7 @@ const json = <S extends QuerySchema>(e: {
         reads: e.reads,
         path: e.path,
         query: asked,
-        scope: () => reader.scope(brandId, query as z.output<S>),
+        scope: () => reader.scope(brandId, query as z.output<S>, { perDay: e.perDay }),
         async answer(r) {
           const { data, pagination } = await e.handle(r);
           return stampable({ data, pagination, meta: metaOf(r.brand, r.scope, await r.range()) });
@@ -135,6 +137,8 @@ const csv = <S extends QuerySchema>(e: {
   path: string;
   summary: string;
   query: S;
+  /** The answer is a row per day of its range (see DataReader.scope). */
+  perDay?: boolean;
   handle(r: DataRequest<z.output<S>>): Promise<CsvBody>;
 }): Route<DataContext> =>
   route({
@@ -148,7 +152,7 @@ const csv = <S extends QuerySchema>(e: {
       ...errorResponses,
     },
     async handler({ query, reply }, { brandId, reader }: DataContext) {
-      return sendCsv(reply, await e.handle(await reader.scope(brandId, query as z.output<S>)));
+      return sendCsv(reply, await e.handle(await reader.scope(brandId, query as z.output<S>, { perDay: e.perDay })));
     },
   });
 
@@ -192,6 +196,7 @@ export const endpoints: Route<DataContext>[] = [
   json({
     path: '/metrics/daily',
     reads: 'placements',
+    perDay: true,
     summary: 'One row per day of the range',
     query: dailyQuery,
     response: { name: 'DailyResponse', schema: envelope(dailyRowSchema.array()) },
@@ -243,6 +248,7 @@ export const endpoints: Route<DataContext>[] = [
 
   csv({
     path: '/metrics/daily.csv',
+    perDay: true,
     summary: 'The daily rows as CSV',
     query: dailyQuery,
     async handle(r) {

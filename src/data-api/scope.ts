@@ -21,7 +21,7 @@ export type DataRequest<Q> = BrandRecord & {
   queries: DataQueries;
   campaignNames: Map<string, string>;
   query: Q;
-  /** What the questions count. Its start may be FIRST_DAY where that counts the same (see countsEveryPosting): state range() instead. */
+  /** What the questions count. Its start may be FIRST_DAY where that counts the same (see countsFromFirstDay): state range() instead. */
   scope: Scope;
   /** The range the answer states. */
   range(): Promise<AnswerRange>;
@@ -29,12 +29,14 @@ export type DataRequest<Q> = BrandRecord & {
 };
 
 /**
- * upload_date over period=all counts every placement posted up to today, and none is posted before
- * the brand's first posting day: its questions count from FIRST_DAY, beside that day's look-up
- * (a statement of its own, 5 ms on embedded ClickHouse), which only the stated range needs.
+ * Questions over period=all that need not wait for the brand's first posting day (a statement of
+ * its own, 5 ms on embedded ClickHouse), which only the stated range needs: they count from
+ * FIRST_DAY beside that look-up. upload_date counts every placement posted up to today, none posted
+ * before that day. A daily answer's rows are per day, and those outside the stated range are not
+ * answered (dailyRows); view_date's other questions wait, as activity may precede the posting day.
  */
-const countsEveryPosting = (q: CommonQuery) =>
-  q.attribution === 'upload_date' && q.start_date === undefined && q.end_date === undefined && (q.period ?? 'all') === 'all';
+const countsFromFirstDay = (q: CommonQuery, perDay: boolean) =>
+  (q.attribution === 'upload_date' || perDay) && q.start_date === undefined && q.end_date === undefined && (q.period ?? 'all') === 'all';
 
 /** What every Data API read uses: the pipeline, the ClickHouse queries and the brands' records. */
 export class DataReader {
@@ -56,7 +58,7 @@ export class DataReader {
   }
 
   /** Resolves a validated query's scope against the brand (campaigns visible to it, its first posting day). */
-  async scope<Q extends CommonQuery>(brandId: string, query: Q): Promise<DataRequest<Q>> {
+  async scope<Q extends CommonQuery>(brandId: string, query: Q, answer: { perDay?: boolean } = {}): Promise<DataRequest<Q>> {
     const found = await this.brands.get(brandId);
     // Authentication found the brand a moment ago: only a brand deleted since then is missing.
     if (!found) throw new Error(`brand ${brandId} was deleted during the request`);
@@ -71,7 +73,7 @@ export class DataReader {
     const context = { brandId: brand.id, defaultPlatforms: brand.default_platforms, visibleCampaignIds, today: todayUtc(), metricsSince };
     let range: () => Promise<AnswerRange>;
     let scope: Scope;
-    if (countsEveryPosting(query)) {
+    if (countsFromFirstDay(query, answer.perDay ?? false)) {
       scope = await resolveScope(query, { ...context, metricsSince: async () => FIRST_DAY });
       const stated = resolveRange(query, context.today, metricsSince);
       stated.catch(() => {}); // a failed look-up fails the request where range() is awaited

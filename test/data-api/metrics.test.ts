@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandSchema, dailyRowSchema, envelope, summarySchema } from '../../src/data-api/resources';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
-import { api, brandWithKey, ok, seedAcme } from './helpers';
+import { addPlacements, addSnapshots, api, brandWithKey, createCampaign, ok, seedAcme } from './helpers';
 
 /** Summary, daily and brand answers over the hand-computed brand of seedAcme (docs/api.md#semantics). */
 let t: TestService;
@@ -76,12 +76,40 @@ describe('GET /metrics/summary', () => {
       expect(all.data[0]!.date).toBe('2026-03-01');
       const allSummary = await ok(summary, t, key, '/metrics/summary', { attribution });
       expect(allSummary.data).toEqual((await ok(summary, t, key, '/metrics/summary', { start_date: '2026-03-01', end_date: today, attribution })).data);
-      for (const name of ['posts', 'creators', 'daily']) {
+      for (const name of ['posts', 'creators', 'daily'] as const) {
         const path = name === 'daily' ? '/metrics/daily.csv' : `/${name}.csv`;
         const res = await api(t, key, path, { attribution });
         expect(res.headers['content-disposition']).toBe(`attachment; filename="${name}_2026-03-01_${today}.csv"`);
       }
     }
+  });
+
+  // The daily answers count from 2000-01-01 in both attributions: activity before the first posting day must stay out.
+  it('period=all leaves out activity dated before the first posting day, daily and cumulative, JSON and CSV', async () => {
+    const today = new Date().toISOString().slice(0, 10);
+    const { brand, key: early } = await brandWithKey(t, { name: 'Early snapshots' });
+    const campaign = (await createCampaign(t, { brand_id: brand.id, name: 'Launch' })).id;
+    await addPlacements(t, brand.id, [{ id: 'E1', campaign_id: campaign, creator_id: null, platform: 'tiktok', posted_at: '2026-04-10T09:00:00Z' }]);
+    await addSnapshots(t, 'E1', [
+      ['2026-04-08', 50, 5, 1, 0],
+      ['2026-04-10', 80, 8, 1, 0],
+      ['2026-04-11', 120, 9, 2, 1],
+    ]);
+    await t.settle();
+    for (const view_type of ['incremental', 'cumulative']) {
+      const all = await ok(daily, t, early, '/metrics/daily', { attribution: 'view_date', view_type });
+      const explicit = await ok(daily, t, early, '/metrics/daily', { start_date: '2026-04-10', end_date: today, attribution: 'view_date', view_type });
+      expect(all.meta).toMatchObject({ start_date: '2026-04-10', end_date: today });
+      expect(all.data[0]!.date).toBe('2026-04-10');
+      expect(all.data).toEqual(explicit.data);
+      const csvAll = await api(t, early, '/metrics/daily.csv', { attribution: 'view_date', view_type });
+      const csvExplicit = await api(t, early, '/metrics/daily.csv', { start_date: '2026-04-10', end_date: today, attribution: 'view_date', view_type });
+      expect(csvAll.body).toBe(csvExplicit.body);
+    }
+    // The activity before the posting day exists, and a range that holds it counts it.
+    const withEarly = await ok(summary, t, early, '/metrics/summary', { start_date: '2026-04-01', end_date: today, attribution: 'view_date' });
+    const fromPosting = await ok(summary, t, early, '/metrics/summary', { attribution: 'view_date' });
+    expect(withEarly.data.views).toBeGreaterThan(fromPosting.data.views);
   });
 
   it('view_date: activity on the days it happened; posts count placements with activity', async () => {
