@@ -178,9 +178,9 @@ export type CreatorRow = {
   avg_views: number;
 };
 
-/** Names and handles of these creators, from the mirror of Postgres. */
+/** Names, handles and followers of these creators, from the mirror of Postgres. */
 const CREATORS_BY_ID = `
-    SELECT creator_id, name, handles
+    SELECT creator_id, name, handles, followers
     FROM creators FINAL
     WHERE creator_id IN {ids:Array(String)}`;
 
@@ -208,6 +208,28 @@ function creatorsQuery(scope: Scope, limit: number, offset: number) {
     SETTINGS join_use_nulls = 0`;
   return { query, params: { ...scopeParams(scope), unknown: UNKNOWN_CREATOR_NAME, limit, offset } };
 }
+
+/**
+ * The creators a page may hold, by views: the first `limit` and every creator tied with the last on
+ * views (the name decides among them), with the number of creators in scope. Without the brand's
+ * creators joined: the join cost about two thirds of the page's statement (docs/benchmarks.md, "Reads").
+ */
+function creatorTotalsQuery(scope: Scope, limit: number) {
+  const from = scope.attribution === 'upload_date' ? UPLOAD_DATE_ROWS : `(${COUNTED_PLACEMENTS.view_date})`;
+  const query = `
+    SELECT creator_id, ${TOTALS}, groupUniqArray(platform) AS platforms, count() OVER () AS total
+    FROM ${from}
+    GROUP BY creator_id
+    ORDER BY views DESC
+    LIMIT {limit:UInt32} WITH TIES`;
+  return { query, params: { ...scopeParams(scope), limit } };
+}
+
+/** Past this many creators tied on views at a page's end, the page is read in one statement with their names joined. */
+const MAX_TIED_CREATORS = 1000;
+
+/** ClickHouse's order of strings: their UTF-8 bytes. */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 /** Reads the Data API's answers from ClickHouse. */
 export class DataQueries {
@@ -293,13 +315,37 @@ export class DataQueries {
     })();
   }
 
-  /** One page of creators and the number of creators in scope. */
+  /**
+   * One page of creators (by views, then name, then id) and the number of creators in scope: the
+   * ranked totals, then the names of those that may be on the page, ordered here as ClickHouse would.
+   */
   async creators(scope: Scope, page: number, limit: number): Promise<{ rows: CreatorRow[]; total: number }> {
+    const offset = (page - 1) * limit;
+    type Ranked = Omit<CreatorRow, 'name' | 'handles' | 'followers' | 'engagement_rate' | 'avg_views'> & { total: number };
+    const { query, params } = creatorTotalsQuery(scope, offset + limit);
+    const ranked = await this.wh.rows<Ranked>(query, params);
+    if (ranked.length > offset + limit + MAX_TIED_CREATORS) return this.creatorsJoined(scope, page, limit);
+    const total = ranked[0]?.total ?? 0;
+    const ids = ranked.map((r) => r.creator_id).filter((id) => id !== '');
+    type Named = { creator_id: string; name: string; handles: CreatorRow['handles']; followers: number | null };
+    const named = new Map(ids.length === 0 ? [] : (await this.wh.rows<Named>(CREATORS_BY_ID, { ids })).map((c) => [c.creator_id, c] as const));
+    // A creator not mirrored yet reads as no name, no handle and no followers, as the join answered.
+    const rows: CreatorRow[] = ranked.map(({ total: _, ...r }) => {
+      const c = named.get(r.creator_id);
+      const name = r.creator_id === '' ? UNKNOWN_CREATOR_NAME : (c?.name ?? '');
+      return { ...r, name, handles: c?.handles ?? [], followers: c?.followers ?? null, engagement_rate: engagementRate(r), avg_views: r.views / r.posts };
+    });
+    rows.sort((a, b) => b.views - a.views || byBytes(a.name, b.name) || byBytes(a.creator_id, b.creator_id));
+    return { rows: rows.slice(offset, offset + limit), total };
+  }
+
+  /** A page of creators in one statement, their names joined (a page whose creators tie by the thousand). */
+  async creatorsJoined(scope: Scope, page: number, limit: number): Promise<{ rows: CreatorRow[]; total: number }> {
     const { query, params } = creatorsQuery(scope, limit, (page - 1) * limit);
     const rows = await this.wh.rows<CreatorRow & { total: number }>(query, params);
     // Each row carries the count; a page past the end has no row to carry it.
     const total = rows[0]?.total ?? (page === 1 ? 0 : await this.creatorCount(scope));
-    return { rows, total };
+    return { rows: rows.map(({ total: _, ...row }) => row), total };
   }
 
   /** The first `limit` creators, read as ClickHouse sends them (CSV). */

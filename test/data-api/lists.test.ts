@@ -6,6 +6,8 @@ import {
   pagedEnvelope,
   postSchema,
 } from '../../src/data-api/resources';
+import { DataQueries } from '../../src/data-api/queries';
+import type { Platform } from '../../src/platforms';
 import { destroyTestService, startTestService, type TestService } from '../helpers/harness';
 import {
   addPlacements,
@@ -157,6 +159,7 @@ describe('paging', () => {
   });
   type Expected = (typeof expected)[number];
 
+  let tieBrand: { id: string; campaigns: string[] };
   beforeAll(async () => {
     const tie = await brandWithKey(t, { name: 'Ties' });
     key = tie.key;
@@ -179,6 +182,7 @@ describe('paging', () => {
       await addSnapshots(t, `cr-${i}`, [['2026-04-02', creatorViews[i]!, 0, 0, 0]]);
     }
     await t.settle();
+    tieBrand = { id: tie.brand.id, campaigns: [campaign.id, creatorCampaign.id] };
   });
 
   const withViews = (id: string) => expected.find((p) => p.id === id)!.views > 0;
@@ -212,6 +216,19 @@ describe('paging', () => {
     const res = await api(t, key, '/posts', { sort: 'recent', cursor: first.pagination.next_cursor! });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'invalid_parameter', param: 'cursor' });
+  });
+
+  // A page reads the ranked totals, then names by id, and orders ties here: it must answer what the joined statement does.
+  it('a creators page in two statements answers what one statement with the names joined does, page by page', async () => {
+    const queries = new DataQueries(t.services.warehouse);
+    for (const attribution of ['upload_date', 'view_date'] as const) {
+      const scope = { brandId: tieBrand.id, start: '2026-04-01', end: '2026-04-05', platforms: ['youtube', 'tiktok'] as Platform[], campaignIds: tieBrand.campaigns, attribution };
+      for (const limit of [1, 2, 3, 10]) {
+        for (let page = 1; page <= Math.ceil(8 / limit) + 1; page++) {
+          expect(await queries.creators(scope, page, limit), `${attribution} limit ${limit} page ${page}`).toEqual(await queries.creatorsJoined(scope, page, limit));
+        }
+      }
+    }
   });
 
   it('/creators pages by views then name, with totals', async () => {
