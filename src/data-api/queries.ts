@@ -326,17 +326,22 @@ export class DataQueries {
     const ranked = await this.wh.rows<Ranked>(query, params);
     if (ranked.length > offset + limit + MAX_TIED_CREATORS) return this.creatorsJoined(scope, page, limit);
     const total = ranked[0]?.total ?? 0;
-    const ids = ranked.map((r) => r.creator_id).filter((id) => id !== '');
+    // Names decide only among equal views: only the creators whose views some creator on the page has need them.
+    const pageViews = new Set(ranked.slice(offset, offset + limit).map((r) => r.views));
+    const candidates = ranked.filter((r) => pageViews.has(r.views));
+    const ids = candidates.map((r) => r.creator_id).filter((id) => id !== '');
     type Named = { creator_id: string; name: string; handles: CreatorRow['handles']; followers: number | null };
     const named = new Map(ids.length === 0 ? [] : (await this.wh.rows<Named>(CREATORS_BY_ID, { ids })).map((c) => [c.creator_id, c] as const));
     // A creator not mirrored yet reads as no name, no handle and no followers, as the join answered.
-    const rows: CreatorRow[] = ranked.map(({ total: _, ...r }) => {
+    const rows: CreatorRow[] = candidates.map(({ total: _, ...r }) => {
       const c = named.get(r.creator_id);
       const name = r.creator_id === '' ? UNKNOWN_CREATOR_NAME : (c?.name ?? '');
       return { ...r, name, handles: c?.handles ?? [], followers: c?.followers ?? null, engagement_rate: engagementRate(r), avg_views: r.views / r.posts };
     });
     rows.sort((a, b) => b.views - a.views || byBytes(a.name, b.name) || byBytes(a.creator_id, b.creator_id));
-    return { rows: rows.slice(offset, offset + limit), total };
+    // The candidates start where the first of them stands among all the ranked creators.
+    const first = ranked.findIndex((r) => pageViews.has(r.views));
+    return { rows: rows.slice(offset - first, offset - first + limit), total };
   }
 
   /** A page of creators in one statement, their names joined (a page whose creators tie by the thousand). */
