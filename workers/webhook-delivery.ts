@@ -3,8 +3,8 @@ import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeAgents } from '../src/attribution/outbound-webhooks/attempt';
-import { type DeliverySettings, DeliveryRunner, disableFailing } from '../src/attribution/outbound-webhooks/deliver';
-import { DELIVERY_QUEUE, type DeliveryJob, type DeliveryQueue } from '../src/attribution/outbound-webhooks/queue';
+import { type DeliverySettings, DeliveryRunner, disableFailing, type LoadedDelivery, type Outcome } from '../src/attribution/outbound-webhooks/deliver';
+import { DELIVERY_QUEUE, type DeliveryJob, type DeliveryQueue, deliveriesOf, type QueuedDelivery } from '../src/attribution/outbound-webhooks/queue';
 import { DELIVERY_ERRORS, webhookDb } from '../src/attribution/outbound-webhooks/tables';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
@@ -13,7 +13,7 @@ import { RepeatedLog } from '../src/repeated-log';
 
 /** At most this many attempts in flight per endpoint (docs/webhooks.md). */
 export const PER_ENDPOINT = 4;
-/** Jobs of one endpoint waiting here for a turn; more are put back in the queue for a moment. */
+/** Attempts of one endpoint waiting here for a turn; a job beyond them is put back in the queue for a moment. */
 const WAITING_PER_ENDPOINT = 8;
 /** An endpoint answering within this (ms, on average) may keep 4x as many waiting: they pass quickly. */
 const FAST_MS = 250;
@@ -27,14 +27,15 @@ export type WebhookWorkerOptions = DeliverySettings & {
 };
 
 /**
- * The delivery consumer: one attempt per job run; a retry moves the same job to its next time.
+ * The delivery consumer: a job run makes the next attempt of each delivery it carries; a retry
+ * moves a delivery's own job to its next time, and leaves a batch's job as a job of its own.
  * Beside it, the delivery sweeper queues again pending deliveries whose job is gone (a Redis
  * loss, an add that failed), disables endpoints failing too long and purges old deliveries.
  */
 export class WebhookDeliveryWorker {
   private readonly worker: Worker<DeliveryJob>;
   private readonly runner: DeliveryRunner;
-  /** Per endpoint: attempts in flight (at most PER_ENDPOINT) and the jobs waiting for a turn. */
+  /** Per endpoint: attempts in flight (at most PER_ENDPOINT) and the attempts waiting for a turn. */
   private readonly limits = new Map<string, { running: number; waiting: (() => void)[] }>();
   /** Per endpoint: its attempts' recent duration (ms, moving average), to time a job put back. */
   private readonly durations = new Map<string, number>();
@@ -75,40 +76,63 @@ export class WebhookDeliveryWorker {
   }
 
   private async process(job: Job<DeliveryJob>, token?: string): Promise<void> {
+    const ids = deliveriesOf(job.data);
     // A job queued without its endpoint (before the endpoint was in its data) reads it first.
-    let d = job.data.endpointId ? undefined : await this.runner.load(job.data.deliveryId);
-    const endpointId = job.data.endpointId ?? d?.endpoint_id;
+    const endpointId = job.data.endpointId ?? (ids[0] === undefined ? undefined : (await this.runner.load(ids[0]))?.endpoint_id);
     if (!endpointId) return;
+    const slot = this.slot(endpointId);
+    const fast = (this.durations.get(endpointId) ?? FAST_MS) < FAST_MS;
+    if (slot.running >= PER_ENDPOINT && slot.waiting.length >= (fast ? 4 * WAITING_PER_ENDPOINT : WAITING_PER_ENDPOINT)) {
+      // A busy endpoint holds a bounded share of this worker's slots; the rest come back about
+      // when a turn should be free (a fast receiver's in tens of ms, a hanging one's in 1-3 s).
+      await job.moveToDelayed(Date.now() + this.backOff(endpointId, slot.running + slot.waiting.length), token);
+      throw new DelayedError();
+    }
+    // One look-up for the job's deliveries; each is attempted in a turn of its endpoint, as many at once as it allows.
+    const loaded = new Map((await Promise.all(ids.map((id) => this.runner.load(id)))).flatMap((d) => (d ? [[d.id, d] as const] : [])));
+    const left = ids.filter((id) => loaded.get(id)?.status === 'pending');
+    const retries: QueuedDelivery[] = [];
+    const lane = async () => {
+      for (let id = left.shift(); id !== undefined; id = left.shift()) {
+        const outcome = await this.inTurn(endpointId, id, loaded.get(id));
+        if (!outcome.done) retries.push({ id, endpointId, at: outcome.at });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PER_ENDPOINT, left.length) }, lane));
+    if (retries.length === 0) return;
+    // A delivery's own job moves to its next time; a batch's retries are queued as jobs of their own.
+    if (job.id === retries[0]!.id && ids.length === 1) {
+      await job.moveToDelayed(retries[0]!.at!.getTime(), token);
+      throw new DelayedError();
+    }
+    await this.queue.add(retries);
+  }
+
+  private slot(endpointId: string) {
     const slot = this.limits.get(endpointId) ?? { running: 0, waiting: [] as (() => void)[] };
     this.limits.set(endpointId, slot);
+    return slot;
+  }
+
+  /** One attempt with a turn of the endpoint held; `d` as loaded before the turn, read again if the turn was waited for. */
+  private async inTurn(endpointId: string, deliveryId: string, d: LoadedDelivery | undefined): Promise<Outcome> {
+    const slot = this.slot(endpointId);
     const waited = slot.running >= PER_ENDPOINT;
-    if (waited) {
-      const fast = (this.durations.get(endpointId) ?? FAST_MS) < FAST_MS;
-      if (slot.waiting.length >= (fast ? 4 * WAITING_PER_ENDPOINT : WAITING_PER_ENDPOINT)) {
-        // A busy endpoint holds a bounded share of this worker's slots; the rest come back about
-        // when a turn should be free (a fast receiver's in tens of ms, a hanging one's in 1-3 s).
-        await job.moveToDelayed(Date.now() + this.backOff(endpointId, slot.running + slot.waiting.length), token);
-        throw new DelayedError();
-      }
-      await new Promise<void>((resolve) => slot.waiting.push(resolve));
-    } else slot.running++;
-    let outcome: Awaited<ReturnType<DeliveryRunner['run']>>;
+    if (waited) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    else slot.running++;
     try {
-      // Read with the turn held: the delivery may have been attempted or ended while this job waited.
-      if (!d || waited) d = await this.runner.load(job.data.deliveryId);
-      if (!d) return;
+      // Read with the turn held: the delivery may have been attempted or ended while this waited.
+      if (waited) d = await this.runner.load(deliveryId);
+      if (!d) return { done: true };
       const t0 = performance.now();
-      outcome = await this.runner.run(d);
+      const outcome = await this.runner.run(d);
       this.took(endpointId, performance.now() - t0);
+      return outcome;
     } finally {
-      // The slot passes to the next waiting job of this endpoint, or is given back.
+      // The turn passes to the next waiting attempt of this endpoint, or is given back.
       const next = slot.waiting.shift();
       if (next) next();
       else if (--slot.running === 0) this.limits.delete(endpointId);
-    }
-    if (!outcome.done) {
-      await job.moveToDelayed(outcome.at.getTime(), token);
-      throw new DelayedError();
     }
   }
 
@@ -138,17 +162,18 @@ export class WebhookDeliveryWorker {
   private async sweepOnce(): Promise<void> {
     const wdb = webhookDb(this.db);
     const overdueMs = (this.opts.sweep ? this.opts.sweep.overdueMs : undefined) ?? 30_000;
-    // A pending delivery whose time passed long ago has lost its job: queue it again (an id still queued is left as is).
+    // A pending delivery whose time passed long ago has lost its job: queue it again under the job's
+    // id (a job still queued is left as is; a batch's job comes back with the deliveries still pending).
     const overdue = await wdb
       .selectFrom('webhook_deliveries')
-      .select(['id', 'endpoint_id', 'next_attempt_at'])
+      .select(['id', 'endpoint_id', 'job_id', 'next_attempt_at'])
       .where('status', '=', 'pending')
       .where('next_attempt_at', '<', new Date(Date.now() - overdueMs))
       .orderBy('next_attempt_at')
       .limit(2000)
       .execute();
     if (overdue.length > 0) {
-      await this.queue.add(overdue.map((d) => ({ id: d.id, endpointId: d.endpoint_id })));
+      await this.queue.add(overdue.map((d) => ({ id: d.id, endpointId: d.endpoint_id, jobId: d.job_id })));
       this.log.debug({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
     }
     await disableFailing(wdb, this.opts.disableAfterHours);

@@ -62,7 +62,8 @@ const jitter = (seconds: number) => seconds * 1000 * (0.9 + Math.random() * 0.2)
 
 /**
  * Runs a delivery's next attempt and records it: the attempt, the delivery's state and the
- * endpoint's health (never for test events). Postgres holds the state; the job only its id.
+ * endpoint's health (never for test events). Postgres holds the state; a job only ids. Once
+ * attempted, a delivery leaves its batch's job (job_id NULL): a retry is a job of its own.
  */
 export class DeliveryRunner {
   private readonly db: WebhookDb;
@@ -164,7 +165,7 @@ export class DeliveryRunner {
         d AS (
           UPDATE webhook_deliveries w
           SET status = i.status, attempt_count = i.n + 1, schedule_step = i.step, next_attempt_at = i.next,
-              last_attempt_at = i.at, response_status = i.rs, error = i.err
+              last_attempt_at = i.at, response_status = i.rs, error = i.err, job_id = NULL
           FROM i WHERE w.id = i.id AND w.attempt_count = i.n AND w.status = 'pending'
           RETURNING w.id
         )
@@ -187,7 +188,7 @@ export class DeliveryRunner {
       WITH d AS (
         UPDATE webhook_deliveries
         SET status = ${a.status}, attempt_count = ${a.n + 1}, schedule_step = ${a.step}, next_attempt_at = ${a.next},
-            last_attempt_at = ${a.at}, response_status = ${a.rs}, error = ${a.err}
+            last_attempt_at = ${a.at}, response_status = ${a.rs}, error = ${a.err}, job_id = NULL
         WHERE id = ${a.id} AND attempt_count = ${a.n} AND status = 'pending'
         RETURNING id
       ),

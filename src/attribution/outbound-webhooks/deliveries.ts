@@ -134,12 +134,12 @@ export class WebhookDeliveries {
     return deliveryItem(row);
   }
 
-  /** The same delivery back to pending with its kept bytes and id, its schedule restarted; 409 delivery_pending while pending. */
+  /** The same delivery back to pending with its kept bytes and id, its schedule restarted, in a job of its own; 409 delivery_pending while pending. */
   async replay(endpointId: string, deliveryId: string, endpointDisabled: boolean): Promise<DeliveryItem> {
     if (endpointDisabled) throw conflict('endpoint_disabled');
     const row = (await this.db
       .updateTable('webhook_deliveries')
-      .set({ status: 'pending', schedule_step: 0, next_attempt_at: new Date(), error: null })
+      .set({ status: 'pending', schedule_step: 0, next_attempt_at: new Date(), error: null, job_id: null })
       .where('id', '=', deliveryId)
       .where('endpoint_id', '=', endpointId)
       .where('status', '!=', 'pending')

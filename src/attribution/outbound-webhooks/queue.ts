@@ -4,12 +4,23 @@ import { queueDepth, queueOldestWaiting } from '../../metrics';
 import type { QueueState } from '../../queues/queues';
 
 /**
- * The BullMQ queue of deliveries: a job per delivery, its id the delivery's, its data that id and
- * its endpoint's (which never changes), so a job waits for its endpoint's turn before any read.
+ * The BullMQ queue of deliveries: a job carries one endpoint's deliveries (the fan-out's batch, up
+ * to JOB_DELIVERIES; a retry, a replay or a test alone, its id then the delivery's) and names the
+ * endpoint, so a job waits for the endpoint's turn before any read.
  */
 export const DELIVERY_QUEUE = 'webhooks';
 
-export type DeliveryJob = { deliveryId: string; endpointId?: string };
+/** Deliveries of one endpoint in one job: one look-up and one job's Redis work for them all. */
+export const JOB_DELIVERIES = 100;
+
+/** `deliveryId`: a job queued before jobs carried batches. */
+export type DeliveryJob = { endpointId?: string; deliveryIds?: string[]; deliveryId?: string };
+
+/** A delivery to queue: its endpoint, its job (undefined or null: its own) and when it is due. */
+export type QueuedDelivery = { id: string; endpointId: string; jobId?: string | null; at?: Date | null };
+
+/** The deliveries a job carries. */
+export const deliveriesOf = (job: DeliveryJob): string[] => job.deliveryIds ?? (job.deliveryId ? [job.deliveryId] : []);
 
 /**
  * Completed and failed jobs are removed, so a delivery's id can be queued again (a replay, the
@@ -34,16 +45,27 @@ export class DeliveryQueue {
     this.queue.on('error', () => {});
   }
 
-  /** Queues deliveries; an id already queued is left as it is (BullMQ keeps one job per id). */
-  async add(deliveries: { id: string; endpointId?: string; at?: Date | null }[]): Promise<void> {
+  /**
+   * Queues deliveries, a job per job id (a delivery's own when it has none); a job id already
+   * queued is left as it is (BullMQ keeps one job per id), so queuing again never doubles a job.
+   */
+  async add(deliveries: QueuedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
+    const jobs = new Map<string, { endpointId: string; ids: string[]; at: number }>();
+    for (const d of deliveries) {
+      const jobId = d.jobId ?? d.id;
+      const job = jobs.get(jobId) ?? { endpointId: d.endpointId, ids: [], at: 0 };
+      job.ids.push(d.id);
+      job.at = Math.max(job.at, d.at?.getTime() ?? 0);
+      jobs.set(jobId, job);
+    }
     const now = Date.now();
-    const jobs = deliveries.map((d) => ({
+    const bulk = [...jobs].map(([jobId, job]) => ({
       name: 'deliver',
-      data: d.endpointId ? { deliveryId: d.id, endpointId: d.endpointId } : { deliveryId: d.id },
-      opts: { jobId: d.id, delay: d.at ? Math.max(0, d.at.getTime() - now) : 0 },
+      data: { endpointId: job.endpointId, deliveryIds: job.ids },
+      opts: { jobId, delay: Math.max(0, job.at - now) },
     }));
-    for (let i = 0; i < jobs.length; i += 500) await this.queue.addBulk(jobs.slice(i, i + 500));
+    for (let i = 0; i < bulk.length; i += 500) await this.queue.addBulk(bulk.slice(i, i + 500));
   }
 
   readonly name = DELIVERY_QUEUE;

@@ -2,7 +2,7 @@ import type { ColumnType, Generated, Kysely } from 'kysely';
 import type { Db } from '../../db/database';
 import type { Database } from '../../db/schema';
 
-/** The tables of migrations/0016, kept beside the code that owns them. */
+/** The tables of migrations/0016 and 0019, kept beside the code that owns them. */
 
 type Stamp = ColumnType<Date, Date | string | undefined, Date | string>;
 
@@ -48,6 +48,8 @@ export interface WebhookDeliveriesTable {
   error: string | null;
   /** When the fact was recorded: delivery lag is measured from it. */
   fact_recorded_at: Date;
+  /** The queue job that carries it until its first attempt (migrations/0019); NULL: a job of its own, id the delivery's. */
+  job_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
 }
 

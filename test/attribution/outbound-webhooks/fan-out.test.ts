@@ -6,6 +6,8 @@ import { webhookWorkerOptions } from '../../../workers/webhook-delivery';
 import { installFact } from '../../../src/attribution/installs/fact';
 import { ledgerFact } from '../../../src/attribution/ledger/fact';
 import { createLedger } from '../../../src/attribution/ledger/record';
+import { deliveriesOf } from '../../../src/attribution/outbound-webhooks/queue';
+import { createWebhookServices } from '../../../src/attribution/outbound-webhooks/service';
 import { deleteKeysByPrefix } from '../../../src/queues/redis';
 import { startTestService, type TestService } from '../../helpers/harness';
 import { attributionBrand, type AttributionBrand, postPublic } from '../../attribution/public/setup';
@@ -253,5 +255,62 @@ describe('exactly once through faults', () => {
     expect(got).toHaveLength(4);
     expect(new Set(got).size).toBe(4);
     expect(rows.slice(before).map((r) => r.event_type)).toEqual(Array(4).fill('lead.created'));
+  });
+
+  it('queues the deliveries of a batch to an endpoint as one job, which queuing again never doubles; a failed first attempt retries in a job of its own', async () => {
+    await t.stopWorkers();
+    const before = (await deliveries()).length;
+    const receivedBefore = receiver.received.length;
+    // Facts accepted while no worker runs are written, and fanned out, together once one starts.
+    for (let i = 0; i < 6; i++) {
+      expect((await postPublic(t, 'events', { ...pixel(), event_type: 'purchase', code: b.code.label, transaction_id: tx(), amount: 3 })).statusCode).toBe(200);
+    }
+    t.startWorkers({ sweeper: false, webhooks: undefined });
+    // Each purchase goes to every endpoint taking sales (this file's earlier tests made them).
+    await t.settle();
+    const made = (await deliveries()).length - before;
+    expect(made).toBeGreaterThanOrEqual(6 * 2);
+    expect(made % 6).toBe(0);
+    await t.stopWorkers();
+
+    const { queue } = createWebhookServices(t.services.db, t.services.redis, t.config);
+    const queued = async () => {
+      const jobs = await queue.queue.getJobs(['wait', 'delayed', 'prioritized']);
+      return jobs.map((j) => ({ id: j.id, endpointId: j.data.endpointId, ids: deliveriesOf(j.data) }));
+    };
+    const jobs = await queued();
+    const { rows: pending } = await sql<{ id: string; endpoint_id: string; job_id: string }>`
+      SELECT id, endpoint_id, job_id FROM webhook_deliveries WHERE status = 'pending' AND NOT test`.execute(t.services.db);
+    expect(pending).toHaveLength(made);
+    // Each delivery is in exactly one job, the one its row names, with its endpoint; a job carries several.
+    expect(jobs.flatMap((j) => j.ids).sort()).toEqual(pending.map((d) => d.id).sort());
+    for (const d of pending) expect(jobs.find((j) => j.ids.includes(d.id))).toMatchObject({ id: d.job_id, endpointId: d.endpoint_id });
+    expect(jobs.length).toBeLessThan(pending.length);
+    expect(Math.max(...jobs.map((j) => j.ids.length))).toBeGreaterThan(1);
+    // Queued again as the delivery sweeper queues them (under their jobs' ids): nothing is added.
+    await queue.add(pending.map((d) => ({ id: d.id, endpointId: d.endpoint_id, jobId: d.job_id })));
+    expect(await queued()).toEqual(jobs);
+
+    // Every first attempt fails: each delivery retries alone, and succeeds once.
+    const seen = new Set<string>();
+    receiver.state.respond = (req, res) => {
+      const key = `${req.headers['webhook-id']}${req.url}`;
+      res.statusCode = seen.has(key) ? 200 : 503;
+      seen.add(key);
+      res.end();
+    };
+    try {
+      t.startWorkers({ sweeper: false, webhooks: { ...webhookWorkerOptions(t.config), retrySchedule: [0.2], sweep: { intervalMs: 200, overdueMs: 0 } } });
+      const rows = await allDelivered(before + made);
+      expect(rows.slice(before).map((r) => r.event_type)).toEqual(Array(made).fill('sale.created'));
+      const { rows: attempts } = await sql<{ n: number }>`
+        SELECT attempt_count AS n FROM webhook_deliveries WHERE id = ANY(${pending.map((d) => d.id)}::text[])`.execute(t.services.db);
+      expect(attempts.map((a) => a.n)).toEqual(Array(made).fill(2));
+      const got = receiver.received.slice(receivedBefore).map((r) => `${r.headers['webhook-id']}${r.path}`);
+      expect(got).toHaveLength(2 * made);
+      expect(new Set(got).size).toBe(made);
+    } finally {
+      receiver.state.respond = undefined;
+    }
   });
 });
