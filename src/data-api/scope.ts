@@ -48,7 +48,7 @@ export class DataReader {
     warehouse: Warehouse,
     readonly reads: Reads,
   ) {
-    this.queries = new DataQueries(warehouse);
+    this.queries = new DataQueries(warehouse, db);
     this.brands = new BrandDirectory(db, reads.records);
   }
 

@@ -220,7 +220,7 @@ describe('paging', () => {
 
   // A page reads the ranked totals, then names by id, and orders ties here: it must answer what the joined statement does.
   it('a creators page in two statements answers what one statement with the names joined does, page by page', async () => {
-    const queries = new DataQueries(t.services.warehouse);
+    const queries = new DataQueries(t.services.warehouse, t.services.db);
     for (const attribution of ['upload_date', 'view_date'] as const) {
       const scope = { brandId: tieBrand.id, start: '2026-04-01', end: '2026-04-05', platforms: ['youtube', 'tiktok'] as Platform[], campaignIds: tieBrand.campaigns, attribution };
       for (const limit of [1, 2, 3, 10]) {
