@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeAgents } from '../src/attribution/outbound-webhooks/attempt';
-import { type DeliverySettings, DeliveryRunner, disableFailing, type LoadedDelivery, type Outcome } from '../src/attribution/outbound-webhooks/deliver';
+import { type DeliverySettings, DeliveryRunner, disableFailing, type Outcome } from '../src/attribution/outbound-webhooks/deliver';
 import { DELIVERY_QUEUE, type DeliveryJob, type DeliveryQueue, deliveriesOf, type QueuedDelivery } from '../src/attribution/outbound-webhooks/queue';
 import { DELIVERY_ERRORS, webhookDb } from '../src/attribution/outbound-webhooks/tables';
 import type { Config } from '../src/config';
@@ -88,13 +88,12 @@ export class WebhookDeliveryWorker {
       await job.moveToDelayed(Date.now() + this.backOff(endpointId, slot.running + slot.waiting.length), token);
       throw new DelayedError();
     }
-    // One look-up for the job's deliveries; each is attempted in a turn of its endpoint, as many at once as it allows.
-    const loaded = new Map((await Promise.all(ids.map((id) => this.runner.load(id)))).flatMap((d) => (d ? [[d.id, d] as const] : [])));
-    const left = ids.filter((id) => loaded.get(id)?.status === 'pending');
+    // Each delivery is attempted in a turn of its endpoint, as many at once as it allows.
+    const left = [...ids];
     const retries: QueuedDelivery[] = [];
     const lane = async () => {
       for (let id = left.shift(); id !== undefined; id = left.shift()) {
-        const outcome = await this.inTurn(endpointId, id, loaded.get(id));
+        const outcome = await this.inTurn(endpointId, id);
         if (!outcome.done) retries.push({ id, endpointId, at: outcome.at });
       }
     };
@@ -114,15 +113,16 @@ export class WebhookDeliveryWorker {
     return slot;
   }
 
-  /** One attempt with a turn of the endpoint held; `d` as loaded before the turn, read again if the turn was waited for. */
-  private async inTurn(endpointId: string, deliveryId: string, d: LoadedDelivery | undefined): Promise<Outcome> {
+  /**
+   * One attempt with a turn of the endpoint held, the delivery read in it: it may have been ended
+   * meanwhile (a 410, the endpoint disabled). The reads of concurrent turns share a statement.
+   */
+  private async inTurn(endpointId: string, deliveryId: string): Promise<Outcome> {
     const slot = this.slot(endpointId);
-    const waited = slot.running >= PER_ENDPOINT;
-    if (waited) await new Promise<void>((resolve) => slot.waiting.push(resolve));
+    if (slot.running >= PER_ENDPOINT) await new Promise<void>((resolve) => slot.waiting.push(resolve));
     else slot.running++;
     try {
-      // Read with the turn held: the delivery may have been attempted or ended while this waited.
-      if (waited) d = await this.runner.load(deliveryId);
+      const d = await this.runner.load(deliveryId);
       if (!d) return { done: true };
       const t0 = performance.now();
       const outcome = await this.runner.run(d);

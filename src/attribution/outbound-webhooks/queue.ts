@@ -10,7 +10,7 @@ import type { QueueState } from '../../queues/queues';
  */
 export const DELIVERY_QUEUE = 'webhooks';
 
-/** Deliveries of one endpoint in one job: one look-up and one job's Redis work for them all. */
+/** Deliveries of one endpoint in one job: one job's Redis work for them all. */
 export const JOB_DELIVERIES = 100;
 
 /** `deliveryId`: a job queued before jobs carried batches. */

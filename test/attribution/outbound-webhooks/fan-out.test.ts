@@ -313,4 +313,31 @@ describe('exactly once through faults', () => {
       receiver.state.respond = undefined;
     }
   });
+
+  it('stops a batch at a 410 from its endpoint: the rest of its deliveries end without an attempt', async () => {
+    const gone = await createEndpoint({ url: receiver.url('/gone'), event_types: ['lead.created'] });
+    await t.stopWorkers();
+    const receivedBefore = receiver.received.length;
+    for (let i = 0; i < 12; i++) {
+      expect((await postPublic(t, 'events', { ...pixel(), event_type: 'signup', code: b.code.label, transaction_id: tx() })).statusCode).toBe(200);
+    }
+    receiver.state.respond = (req, res) => {
+      res.statusCode = req.url === '/gone' ? 410 : 200;
+      res.end();
+    };
+    try {
+      startQuickWorkers();
+      const ended = async () =>
+        (await sql<{ status: string; attempt_count: number }>`SELECT status, attempt_count FROM webhook_deliveries WHERE endpoint_id = ${gone.id}`.execute(t.services.db)).rows;
+      const rows = await until(ended, (r) => r.length === 12 && r.every((d) => d.status === 'failed'));
+      // Only the attempts in flight when the 410 came (at most 4 per endpoint) were made; the 410's is recorded.
+      expect(rows.filter((d) => d.attempt_count > 0).length).toBeGreaterThanOrEqual(1);
+      const made = receiver.received.slice(receivedBefore).filter((r) => r.path === '/gone').length;
+      expect(made).toBeGreaterThanOrEqual(1);
+      expect(made).toBeLessThanOrEqual(4);
+      expect((await portal.get(`/webhooks/${gone.id}`)).json()).toMatchObject({ status: 'disabled', disabled_reason: 'gone' });
+    } finally {
+      receiver.state.respond = undefined;
+    }
+  });
 });
