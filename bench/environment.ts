@@ -8,6 +8,9 @@ import { type Config, loadConfig } from '../src/config';
 import { dropDatabase } from '../src/db/database';
 import { createLogger, type Logger } from '../src/logger';
 import { deleteKeysByPrefix } from '../src/queues/redis';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../src/app';
+import { closeServices, createServices, migrate, type Services } from '../src/services';
 import { startWorkerThread, type Workers } from '../workers';
 
 /** The benches log at `info` by default, as a default deployment does; BENCH_LOG_LEVEL=warn compares. */
@@ -17,13 +20,37 @@ export const benchLogLevel = process.env.BENCH_LOG_LEVEL || 'info';
 export const benchLogger = (level: string): Logger => createLogger(level, pino.destination(2));
 
 /** The consumers in their own thread, as `npm start` runs them; a thread that dies ends the run with no figures. */
-export const benchWorkers = (config: Config, log: Logger): Promise<Workers> =>
+const benchWorkers = (config: Config, log: Logger): Promise<Workers> =>
   startWorkerThread(config, log, {
     onExit: (code) => {
       console.error(`the workers thread exited with ${code}: no figures from this run`);
       process.exit(1);
     },
   });
+
+export type InProcessService = { services: Services; app: FastifyInstance; base: string; close(): Promise<void> };
+
+/** The whole service in this process as `npm start` runs it: migrated stores, the workers' thread and the API on 127.0.0.1. */
+export async function startInProcess(config: Config, log: Logger): Promise<InProcessService> {
+  const services = await createServices(config, log);
+  let workers: Workers | undefined;
+  let app: FastifyInstance | undefined;
+  const close = async () => {
+    await app?.close();
+    await workers?.close();
+    await closeServices(services);
+  };
+  try {
+    await migrate(services);
+    workers = await benchWorkers(config, log);
+    app = await buildApp(services);
+    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    return { services, app, base, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
 
 /**
  * A throw-away Postgres database, Redis key prefix and embedded-ClickHouse directory on

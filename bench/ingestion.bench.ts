@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app';
 import type { Config } from '../src/config';
 import { signAdminToken } from '../src/http/admin-auth';
-import { closeServices, createServices, migrate, type Services } from '../src/services';
-import type { Workers } from '../workers';
+import type { Services } from '../src/services';
 import { IPHONE, percentile, round, seedWebLink } from './helpers';
-import { benchEnvironment, benchLogger, benchWorkers } from './environment';
+import { benchEnvironment, benchLogger, type InProcessService, startInProcess } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -125,16 +123,11 @@ const bench: Bench = async (emit, filter) => {
   // One machine sends every request from one address: the per-IP limit is turned off, as an operator may for a load generator.
   env.config.rateLimits = { ...env.config.rateLimits, publicIp: 0 };
   const log = benchLogger(env.config.logLevel);
-  let services: Services | undefined;
-  let app: FastifyInstance | undefined;
-  let workers: Workers | undefined;
+  let service: InProcessService | undefined;
   let bare: FastifyInstance | undefined;
   try {
-    services = await createServices(env.config, log);
-    await migrate(services);
-    workers = await benchWorkers(env.config, log);
-    app = await buildApp(services);
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    service = await startInProcess(env.config, log);
+    const { services, app, base } = service;
     const brand = await setUpBrand(app, env.config);
     const api = `${base}/api/public/attribution`;
     const loads: Record<Kind, { path: string; body: object }> = {
@@ -224,9 +217,7 @@ const bench: Bench = async (emit, filter) => {
     emit({ name: 'ingestion-exactly-once', ...(await exactlyOnce(services, brand.id, loaded)) });
   } finally {
     await bare?.close();
-    await app?.close();
-    await workers?.close();
-    if (services) await closeServices(services);
+    await service?.close();
     await env.remove();
   }
 };

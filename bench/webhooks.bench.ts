@@ -6,12 +6,10 @@ import { sql } from 'kysely';
 import { eventBody } from '../src/attribution/outbound-webhooks/events';
 import { JOB_DELIVERIES } from '../src/attribution/outbound-webhooks/queue';
 import { createWebhookServices } from '../src/attribution/outbound-webhooks/service';
-import { buildApp } from '../src/app';
 import type { Config } from '../src/config';
-import { closeServices, createServices, migrate, type Services } from '../src/services';
-import type { Workers } from '../workers';
+import type { Services } from '../src/services';
 import { adminPost, percentile, round } from './helpers';
-import { benchEnvironment, benchLogger, benchWorkers } from './environment';
+import { benchEnvironment, benchLogger, type InProcessService, startInProcess } from './environment';
 import type { Bench } from './run';
 
 /**
@@ -212,19 +210,13 @@ const bench: Bench = async (emit, filter) => {
   // The receiver is on loopback: allowed as tests allow it.
   env.config.webhooks = { ...env.config.webhooks, requireHttps: false, allowedNetworks: ['127.0.0.0/8'] };
   const log = benchLogger(env.config.logLevel);
-  let services: Services | undefined;
-  let app: FastifyInstance | undefined;
-  let workers: Workers | undefined;
+  let service: InProcessService | undefined;
   const receiver = await startReceiver();
   try {
-    services = await createServices(env.config, log);
-    await migrate(services);
-    workers = await benchWorkers(env.config, log);
-    app = await buildApp(services);
-    const base = await app.listen({ host: '127.0.0.1', port: 0 });
+    service = await startInProcess(env.config, log);
+    const { services: running, app, base } = service;
     const brands = await setUp(app, env.config);
-    const webhooks = createWebhookServices(services.db, services.redis, env.config);
-    const running = services;
+    const webhooks = createWebhookServices(running.db, running.redis, env.config);
 
     if (!filter || 'webhooks-deliveries'.includes(filter)) {
       // Deliveries as the fan-out makes them, one endpoint per brand, queued at once.
@@ -330,9 +322,7 @@ const bench: Bench = async (emit, filter) => {
       });
     }
   } finally {
-    await app?.close();
-    await workers?.close();
-    if (services) await closeServices(services);
+    await service?.close();
     await receiver.close();
     await env.remove();
   }
