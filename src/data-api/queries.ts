@@ -244,7 +244,8 @@ export class DataQueries {
     if (ids.length === 0) return new Map();
     const { rows } = await sql<NamedCreator>`
       SELECT id AS creator_id, name, handles, followers FROM creators WHERE id = ANY(${ids}::text[])`.execute(this.db);
-    return new Map(rows.map((c) => [c.creator_id, c]));
+    // jsonb orders an object's keys its own way: answer each handle as the mirror does, platform first.
+    return new Map(rows.map((c) => [c.creator_id, { ...c, handles: c.handles.map((h) => ({ platform: h.platform, handle: h.handle })) }]));
   }
 
   /** First posting day of the brand's placements in visible campaigns, or null. */

@@ -133,6 +133,9 @@ describe('GET /creators', () => {
       },
     ]);
     expect(body.pagination).toEqual({ page: 1, page_size: 50, total: 3, total_pages: 1, has_more: false });
+    // A handle is written platform first (platform, handle), whatever store its record is read from.
+    const text = (await api(t, acme.key, '/creators', range)).body;
+    expect(text).toContain('"handles":[{"platform":"tiktok","handle":"@maya"},{"platform":"instagram","handle":"@maya.ig"}]');
   });
 
   it('view_date totals are the activity in the range', async () => {
