@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { closeAgents } from '../src/attribution/outbound-webhooks/attempt';
-import { type DeliverySettings, DeliveryRunner, disableFailing, type Outcome } from '../src/attribution/outbound-webhooks/deliver';
+import { type DeliverySettings, DeliveryRunner, disableFailing } from '../src/attribution/outbound-webhooks/deliver';
+import { EndpointLeases, type Lease } from '../src/attribution/outbound-webhooks/endpoint-leases';
 import { DELIVERY_QUEUE, type DeliveryJob, type DeliveryQueue, deliveriesOf, type QueuedDelivery } from '../src/attribution/outbound-webhooks/queue';
 import { DELIVERY_ERRORS, webhookDb } from '../src/attribution/outbound-webhooks/tables';
 import type { Config } from '../src/config';
@@ -11,9 +12,9 @@ import type { Db } from '../src/db/database';
 import { webhookAttempts, webhookEndpoints } from '../src/metrics';
 import { RepeatedLog } from '../src/repeated-log';
 
-/** At most this many attempts in flight per endpoint (docs/webhooks.md). */
+/** At most this many attempts in flight per endpoint, in this process and across all of them (docs/webhooks.md). */
 export const PER_ENDPOINT = 4;
-/** Attempts of one endpoint waiting here for a turn; a job beyond them is put back in the queue for a moment. */
+/** Lanes of one endpoint waiting here for a turn; a job beyond them is put back in the queue for a moment. */
 const WAITING_PER_ENDPOINT = 8;
 /** An endpoint answering within this (ms, on average) may keep 4x as many waiting: they pass quickly. */
 const FAST_MS = 250;
@@ -35,7 +36,8 @@ export type WebhookWorkerOptions = DeliverySettings & {
 export class WebhookDeliveryWorker {
   private readonly worker: Worker<DeliveryJob>;
   private readonly runner: DeliveryRunner;
-  /** Per endpoint: attempts in flight (at most PER_ENDPOINT) and the attempts waiting for a turn. */
+  private readonly leases: EndpointLeases;
+  /** Per endpoint: lanes holding a turn (at most PER_ENDPOINT) and the lanes waiting for one. */
   private readonly limits = new Map<string, { running: number; waiting: (() => void)[] }>();
   /** Per endpoint: its attempts' recent duration (ms, moving average), to time a job put back. */
   private readonly durations = new Map<string, number>();
@@ -53,6 +55,8 @@ export class WebhookDeliveryWorker {
     private readonly log: Logger,
   ) {
     this.runner = new DeliveryRunner(db, opts);
+    // A lease outlives any attempt (its timeout), so only a dead process's are ever left to expire.
+    this.leases = new EndpointLeases(connection, prefix, { limit: PER_ENDPOINT, ttlMs: opts.timeoutMs + 30_000 });
     // Every outcome's series exists from the start, so an alert sees the first failure.
     for (const outcome of ['success', ...DELIVERY_ERRORS.filter((e) => e !== 'endpoint_disabled')]) webhookAttempts.inc({ outcome }, 0);
     this.errors = new RepeatedLog(log, 'warn', 'webhook delivery job failed; it will retry', { countField: 'jobs' });
@@ -88,15 +92,23 @@ export class WebhookDeliveryWorker {
       await job.moveToDelayed(Date.now() + this.backOff(endpointId, slot.running + slot.waiting.length), token);
       throw new DelayedError();
     }
-    // Each delivery is attempted in a turn of its endpoint, as many at once as it allows.
+    // Up to PER_ENDPOINT lanes, each holding a turn of the endpoint while it attempts deliveries one by one.
     const left = [...ids];
     const retries: QueuedDelivery[] = [];
-    const lane = async () => {
-      for (let id = left.shift(); id !== undefined; id = left.shift()) {
-        const outcome = await this.inTurn(endpointId, id);
-        if (!outcome.done) retries.push({ id, endpointId, at: outcome.at });
-      }
-    };
+    const lane = () =>
+      this.inTurn(endpointId, async (lease) => {
+        for (let id = left.shift(); id !== undefined; id = left.shift()) {
+          await lease.renew();
+          // Read in the turn: the delivery may have ended meanwhile (a 410, the endpoint disabled).
+          // The reads of concurrent lanes share a statement.
+          const d = await this.runner.load(id);
+          if (!d) continue;
+          const t0 = performance.now();
+          const outcome = await this.runner.run(d);
+          this.took(endpointId, performance.now() - t0);
+          if (!outcome.done) retries.push({ id, endpointId, at: outcome.at });
+        }
+      });
     await Promise.all(Array.from({ length: Math.min(PER_ENDPOINT, left.length) }, lane));
     if (retries.length === 0) return;
     // A delivery's own job moves to its next time; a batch's retries are queued as jobs of their own.
@@ -114,22 +126,22 @@ export class WebhookDeliveryWorker {
   }
 
   /**
-   * One attempt with a turn of the endpoint held, the delivery read in it: it may have been ended
-   * meanwhile (a 410, the endpoint disabled). The reads of concurrent turns share a statement.
+   * Runs `work` holding one of the endpoint's turns: one of PER_ENDPOINT in this process (waiting
+   * in line for it), then one of its leases in Redis, which counts the turns of every process.
    */
-  private async inTurn(endpointId: string, deliveryId: string): Promise<Outcome> {
+  private async inTurn(endpointId: string, work: (lease: Lease) => Promise<void>): Promise<void> {
     const slot = this.slot(endpointId);
     if (slot.running >= PER_ENDPOINT) await new Promise<void>((resolve) => slot.waiting.push(resolve));
     else slot.running++;
     try {
-      const d = await this.runner.load(deliveryId);
-      if (!d) return { done: true };
-      const t0 = performance.now();
-      const outcome = await this.runner.run(d);
-      this.took(endpointId, performance.now() - t0);
-      return outcome;
+      const lease = await this.leases.hold(endpointId);
+      try {
+        await work(lease);
+      } finally {
+        await lease.giveBack();
+      }
     } finally {
-      // The turn passes to the next waiting attempt of this endpoint, or is given back.
+      // The turn passes to the next lane waiting for this endpoint, or is given back.
       const next = slot.waiting.shift();
       if (next) next();
       else if (--slot.running === 0) this.limits.delete(endpointId);

@@ -47,7 +47,7 @@ beforeAll(async () => {
       };
       return pump();
     }
-    if (path === '/slow') {
+    if (path.startsWith('/slow')) {
       flow.inFlight++;
       flow.max = Math.max(flow.max, flow.inFlight);
       return void setTimeout(() => {
@@ -198,6 +198,29 @@ describe('receivers that misbehave cost one attempt each', () => {
     await settled(slow.id, 12);
     expect(flow.max).toBeGreaterThan(1);
     expect(flow.max).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps at most 4 attempts in flight per endpoint across worker processes', async () => {
+    const slow = await endpointFor('/slow-shared');
+    // A second delivery worker, as another process would run: its own turns, the same queue.
+    const queue = new DeliveryQueue(t.services.redis, t.config.queuePrefix);
+    const other = new WebhookDeliveryWorker(t.services.db, t.services.redis.duplicate({ maxRetriesPerRequest: null }), t.config.queuePrefix, queue, { ...webhookWorkerOptions(t.config), sweep: false }, t.services.log);
+    try {
+      // Jobs of their own (as retries are), so both workers take some.
+      const ids = Array.from({ length: 24 }, (_, i) => `spread-${Date.now()}-${i}`);
+      for (const id of ids) {
+        await sql`INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, next_attempt_at)
+          VALUES (${id}, ${slow.id}, ${b.brand.id}, ${`evt_${id}`}, 'lead.created', '{}', now(), now())`.execute(t.services.db);
+      }
+      flow.max = 0;
+      await queue.add(ids.map((id) => ({ id, endpointId: slow.id })));
+      await settled(slow.id, 24);
+      expect(flow.max).toBeGreaterThan(1);
+      expect(flow.max).toBeLessThanOrEqual(4);
+    } finally {
+      await other.close();
+      await queue.close();
+    }
   });
 });
 
