@@ -18,7 +18,7 @@ export const PER_ENDPOINT = 4;
 const WAITING_PER_ENDPOINT = 8;
 /** An endpoint answering within this (ms, on average) may keep 4x as many waiting: they pass quickly. */
 const FAST_MS = 250;
-/** Attempts in flight in one process: most are waiting on receivers, not on this CPU. */
+/** Jobs run at once in one process, each up to PER_ENDPOINT attempts: most wait on receivers, not on this CPU. */
 const CONCURRENCY = 128;
 
 export type WebhookWorkerOptions = DeliverySettings & {
