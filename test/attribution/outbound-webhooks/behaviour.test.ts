@@ -224,6 +224,24 @@ describe('receivers that misbehave cost one attempt each', () => {
   });
 });
 
+describe('jobs queued before jobs carried batches', () => {
+  it('delivers a job that names only its delivery', async () => {
+    const ep = await endpointFor('/legacy');
+    const id = `legacy-${Date.now()}`;
+    await sql`INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, next_attempt_at)
+      VALUES (${id}, ${ep.id}, ${b.brand.id}, ${`evt_${id}`}, 'lead.created', '{}', now(), now())`.execute(t.services.db);
+    const queue = new DeliveryQueue(t.services.redis, t.config.queuePrefix);
+    try {
+      await queue.queue.add('deliver', { deliveryId: id }, { jobId: id });
+      const [delivery] = await settled(ep.id, 1);
+      expect(delivery).toMatchObject({ id, status: 'succeeded' });
+      expect(counts.get('/legacy')).toBe(1);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
 describe('retention', () => {
   it('purges deliveries older than WEBHOOK_RETENTION_DAYS, never pending ones', async () => {
     const ep = await endpointFor('/old');
