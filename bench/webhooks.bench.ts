@@ -4,7 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { eventBody } from '../src/attribution/outbound-webhooks/events';
-import { JOB_DELIVERIES } from '../src/attribution/outbound-webhooks/queue';
+import { insertDeliveries } from '../src/attribution/outbound-webhooks/fan-out';
 import { createWebhookServices } from '../src/attribution/outbound-webhooks/service';
 import type { Config } from '../src/config';
 import type { Services } from '../src/services';
@@ -224,25 +224,16 @@ const bench: Bench = async (emit, filter) => {
       for (const b of brands) endpoints.push({ brand: b.id, id: (await webhooks.endpoints.create(b.id, { url: `${receiver.url}/direct/${b.id}` })).row.id });
       const now = new Date();
       const body = eventBody({ id: 'evt_x', type: 'sale.created', brandId: brands[0]!.id, recordedAt: now, data: { id: randomUUID(), event_type: 'purchase', amount: 19.99, currency: 'EUR', transaction_id: 'bench', source: 'pixel' } });
-      // As the fan-out queues them: an endpoint's deliveries of one batch (here 1,000 rows) in jobs of up to JOB_DELIVERIES.
-      const jobIds = new Map<string, string>();
       const rows = Array.from({ length: DELIVERIES }, (_, i) => {
         const e = endpoints[i % endpoints.length]!;
-        const key = `${e.id}:${Math.floor(i / 1000)}:${Math.floor((i % 1000) / endpoints.length / JOB_DELIVERIES)}`;
-        if (!jobIds.has(key)) jobIds.set(key, randomUUID());
-        return { id: randomUUID(), endpoint_id: e.id, brand_id: e.brand, event_id: `evt_${randomUUID().replace(/-/g, '')}`, event_type: 'sale.created', payload: body, fact_recorded_at: now.toISOString(), job_id: jobIds.get(key)! };
+        return { id: randomUUID(), endpoint_id: e.id, brand_id: e.brand, event_id: `evt_${randomUUID().replace(/-/g, '')}`, event_type: 'sale.created', payload: body, fact_recorded_at: now };
       });
       const baselineRps = await ceiling(receiver.url, body, DELIVERIES, endpoints.length * 4);
       const installMs = await installCpu(base, brands[0]!.pixelKey, running);
       const cpuBefore = process.cpuUsage();
       const started = performance.now();
-      for (let i = 0; i < rows.length; i += 1000) {
-        await sql`INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, job_id, next_attempt_at)
-          SELECT d.id, d.endpoint_id, d.brand_id, d.event_id, d.event_type, d.payload, d.fact_recorded_at, d.job_id, now()
-          FROM jsonb_to_recordset(${JSON.stringify(rows.slice(i, i + 1000))}::jsonb)
-            AS d(id text, endpoint_id text, brand_id text, event_id text, event_type text, payload text, fact_recorded_at timestamptz, job_id text)`.execute(running.db);
-        await webhooks.queue.add(rows.slice(i, i + 1000).map((r) => ({ id: r.id, endpointId: r.endpoint_id, jobId: r.job_id })));
-      }
+      // As the fan-out records and queues them, in batches of 1,000.
+      for (let i = 0; i < rows.length; i += 1000) await webhooks.queue.add(await insertDeliveries(running.db, rows.slice(i, i + 1000)));
       await until(async () => (await pending(running)) === 0, 300_000);
       const seconds = (performance.now() - started) / 1000;
       const cpu = process.cpuUsage(cpuBefore);
