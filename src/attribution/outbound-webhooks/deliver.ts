@@ -115,7 +115,18 @@ export class DeliveryRunner {
     return this.loads.call(deliveryId);
   }
 
-  async run(d: LoadedDelivery): Promise<Outcome> {
+  /** Endpoints whose 410 is being recorded here, and that record (which ends their other deliveries). */
+  private readonly ending = new Map<string, Promise<unknown>>();
+
+  async run(delivery: LoadedDelivery): Promise<Outcome> {
+    let d: LoadedDelivery | undefined = delivery;
+    // Read before its endpoint's 410 was recorded: read again once it is, so it is not attempted.
+    const ending = this.ending.get(d.endpoint_id);
+    if (ending) {
+      await ending.catch(() => {});
+      d = await this.load(d.id);
+      if (!d) return { done: true };
+    }
     if (d.status !== 'pending') return { done: true };
     if (d.disabled_at && !d.test) {
       await endPendingDeliveries(this.db, d.endpoint_id);
@@ -229,7 +240,15 @@ export class DeliveryRunner {
     const attempt: RecordedAttempt = { id: d.id, n: d.attempt_count, status, step, next, at, rs: r.status, err: r.error, dur: r.durationMs, excerpt: r.excerpt };
     // The endpoint untouched (most successes): attempts of one turn share a statement. Otherwise one
     // statement holds the delivery's state, its attempt and its endpoint's health.
-    const recorded = touch ? await this.recordWithHealth(d, attempt, ok, gone) : await this.plainRecords.call(attempt);
+    let recorded: boolean;
+    if (gone) {
+      // Set before any other attempt of this process can start (the same turn of the event loop).
+      const recording = this.recordWithHealth(d, attempt, ok, gone);
+      this.ending.set(d.endpoint_id, recording);
+      recorded = await recording.finally(() => {
+        if (this.ending.get(d.endpoint_id) === recording) this.ending.delete(d.endpoint_id);
+      });
+    } else recorded = touch ? await this.recordWithHealth(d, attempt, ok, gone) : await this.plainRecords.call(attempt);
     if (!recorded) return { done: true };
     if (ok && !d.test && d.schedule_step === d.attempt_count) webhookDeliveryLag.observe(Math.max(0, Date.now() - d.fact_recorded_at.getTime()) / 1000);
     if (!ok && !d.test) await disableFailing(this.db, this.settings.disableAfterHours, d.endpoint_id);

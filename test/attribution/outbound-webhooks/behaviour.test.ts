@@ -208,10 +208,8 @@ describe('receivers that misbehave cost one attempt each', () => {
     try {
       // Jobs of their own (as retries are), so both workers take some.
       const ids = Array.from({ length: 24 }, (_, i) => `spread-${Date.now()}-${i}`);
-      for (const id of ids) {
-        await sql`INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, next_attempt_at)
-          VALUES (${id}, ${slow.id}, ${b.brand.id}, ${`evt_${id}`}, 'lead.created', '{}', now(), now())`.execute(t.services.db);
-      }
+      await sql`INSERT INTO webhook_deliveries (id, endpoint_id, brand_id, event_id, event_type, payload, fact_recorded_at, next_attempt_at)
+        SELECT id, ${slow.id}, ${b.brand.id}, 'evt_' || id, 'lead.created', '{}', now(), now() FROM unnest(${ids}::text[]) AS id`.execute(t.services.db);
       flow.max = 0;
       await queue.add(ids.map((id) => ({ id, endpointId: slow.id })));
       await settled(slow.id, 24);
