@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { batchFailures, ingestionLag } from '../src/metrics';
 import type { FactJobData } from '../src/queues/facts';
 import { backoffDelay } from '../src/queues/queues';
+import { closeWorker } from './close-worker';
 import { type BatchLogs, batchLogs } from './logs';
 import { type BatchJob, type FactWriter, outboxOf, type WriterContext, writeBatch } from './write';
 
@@ -201,10 +202,8 @@ export class BatchWorker {
 
   /** Stops taking jobs, writes the batch in hand and waits for it (graceful shutdown). */
   async close(): Promise<void> {
-    const closing = this.worker.close();
-    // Jobs already taken are waiting on the batch timer: write them now.
-    await this.drain();
-    await closing;
+    // Jobs already taken are waiting on the batch timer: written now, and again once BullMQ stops fetching.
+    await closeWorker(this.worker, () => this.drain());
     await this.drain();
     this.logs.flush();
   }

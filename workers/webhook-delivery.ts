@@ -11,6 +11,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import { webhookAttempts, webhookEndpoints } from '../src/metrics';
 import { RepeatedLog } from '../src/repeated-log';
+import { closeWorker } from './close-worker';
 
 /** At most this many attempts in flight per endpoint, in this process and across all of them (docs/webhooks.md). */
 export const PER_ENDPOINT = 4;
@@ -45,6 +46,8 @@ export class WebhookDeliveryWorker {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private lastPurge = 0;
+  /** Jobs being run here: close waits for them. */
+  private readonly inHand = new Set<Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -60,7 +63,7 @@ export class WebhookDeliveryWorker {
     // Every outcome's series exists from the start, so an alert sees the first failure.
     for (const outcome of ['success', ...DELIVERY_ERRORS.filter((e) => e !== 'endpoint_disabled')]) webhookAttempts.inc({ outcome }, 0);
     this.errors = new RepeatedLog(log, 'warn', 'webhook delivery job failed; it will retry', { countField: 'jobs' });
-    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.process(job, token), {
+    this.worker = new Worker<DeliveryJob>(DELIVERY_QUEUE, (job, token) => this.track(this.process(job, token)), {
       connection,
       prefix,
       concurrency: CONCURRENCY,
@@ -117,6 +120,13 @@ export class WebhookDeliveryWorker {
       throw new DelayedError();
     }
     await this.queue.add(retries);
+  }
+
+  private track(run: Promise<void>): Promise<void> {
+    this.inHand.add(run);
+    const untrack = () => this.inHand.delete(run);
+    run.then(untrack, untrack);
+    return run;
   }
 
   private slot(endpointId: string) {
@@ -201,7 +211,9 @@ export class WebhookDeliveryWorker {
 
   async close(): Promise<void> {
     clearInterval(this.sweepTimer);
-    await this.worker.close();
+    await closeWorker(this.worker, async () => {
+      while (this.inHand.size > 0) await Promise.allSettled([...this.inHand]);
+    });
     await this.sweeping;
     this.errors.flush();
     closeAgents();

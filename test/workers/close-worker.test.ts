@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, expect, it } from 'vitest';
+import { deleteKeysByPrefix } from '../../src/queues/redis';
+import { closeWorker } from '../../workers/close-worker';
+import { testRedisUrl } from '../helpers/test-redis';
+
+/** A worker's shutdown: it finishes the jobs in hand, and never hangs on BullMQ's blocking connection. */
+
+const prefix = `close-${randomUUID().slice(0, 8)}`;
+const admin = new Redis(testRedisUrl);
+const connections: Redis[] = [];
+const connection = () => {
+  const c = new Redis(testRedisUrl, { maxRetriesPerRequest: null });
+  connections.push(c);
+  return c;
+};
+afterAll(async () => {
+  await deleteKeysByPrefix(admin, prefix);
+  for (const c of [admin, ...connections]) c.disconnect();
+});
+
+/** The id of the Redis client blocked in BZPOPMIN for this queue (BullMQ names it `prefix:base64(queue)`). */
+async function blockedClientId(queue: string): Promise<string | undefined> {
+  const name = `${prefix}:${Buffer.from(queue).toString('base64')}`;
+  const line = ((await admin.client('LIST')) as string).split('\n').find((l) => l.includes(` name=${name} `) && l.includes('cmd=bzpopmin'));
+  return line ? /\bid=(\d+)/.exec(line)?.[1] : undefined;
+}
+
+it('closes a worker whose blocking connection is reconnecting, where BullMQ alone waits for ever', async () => {
+  const queue = `q-${randomUUID().slice(0, 8)}`;
+  const worker = new Worker(queue, async () => {}, { connection: connection(), prefix });
+  let id: string | undefined;
+  for (let i = 0; i < 100 && !id; i++) {
+    await sleep(20);
+    id = await blockedClientId(queue);
+  }
+  expect(id).toBeDefined();
+  // Redis drops the blocking connection (a restart, a failover): ioredis waits 50 ms to reconnect.
+  await admin.client('KILL', 'ID', id!);
+  await sleep(10);
+  let bullmqClosed = false;
+  void worker.close().then(() => { bullmqClosed = true; });
+  const started = Date.now();
+  await closeWorker(worker, async () => {});
+  expect(Date.now() - started).toBeLessThan(5000);
+  // BullMQ's own close is still waiting: without closeWorker, shutdown would hang here.
+  expect(bullmqClosed).toBe(false);
+});
+
+it('finishes the jobs in hand before it returns', async () => {
+  const queue = `q-${randomUUID().slice(0, 8)}`;
+  const q = new Queue(queue, { connection: connection(), prefix });
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => { started = resolve; });
+  let finished = false;
+  const inHand = new Set<Promise<void>>();
+  const worker = new Worker(
+    queue,
+    () => {
+      const run = (async () => {
+        started();
+        await sleep(300);
+        finished = true;
+      })();
+      inHand.add(run);
+      return run;
+    },
+    { connection: connection(), prefix },
+  );
+  await q.add('slow', {});
+  await running;
+  await closeWorker(worker, async () => { await Promise.all(inHand); });
+  expect(finished).toBe(true);
+  expect(await q.getJobCounts('completed', 'active', 'wait')).toEqual({ completed: 1, active: 0, wait: 0 });
+  await q.close();
+});

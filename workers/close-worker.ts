@@ -1,0 +1,16 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Worker } from 'bullmq';
+
+/** How long a closing worker with no job left in hand still waits for BullMQ's own close. */
+const LEFT_CLOSING_MS = 2_000;
+
+/**
+ * Closes a BullMQ worker: it takes no more jobs and finishes those in hand (`idle` resolves once
+ * none is). BullMQ's close can wait forever when its blocking connection is closed mid-reconnect
+ * (ioredis then never reports it ended), so it is given LEFT_CLOSING_MS past `idle`, then left.
+ */
+export async function closeWorker(worker: Worker, idle: () => Promise<void>): Promise<void> {
+  const closing = worker.close();
+  const leftClosing = idle().then(() => sleep(LEFT_CLOSING_MS));
+  await Promise.race([closing, leftClosing]);
+}
