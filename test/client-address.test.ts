@@ -24,8 +24,9 @@ describe('trustedProxies (TRUST_PROXY)', () => {
 
   it('trusts no malformed address: leading zeros, out-of-range octets, text, nothing', () => {
     const trusted = trustedProxies('0.0.0.0/0');
-    expect(trusted('1.2.3.4')).toBe(true);
-    expect(['01.2.3.4', '1.2.3.256', '1.2.3', '1.2.3.4.5', 'a.b.c.d', '', ' 1.2.3.4', undefined].filter(trusted)).toEqual([]);
+    expect(['1.2.3.4', '0.0.0.0', '255.255.255.255', '10.0.100.9'].filter(trusted)).toHaveLength(4);
+    const malformed = ['01.2.3.4', '1.2.3.00', '1.2.3.256', '1.2.3.1000', '1.2.3', '1.2.3.4.5', '1..2.3', '.1.2.3', '1.2.3.4.', 'a.b.c.d', '', ' 1.2.3.4', undefined];
+    expect(malformed.filter(trusted)).toEqual([]);
   });
 
   it('true trusts everyone and false no one', () => {
