@@ -40,6 +40,15 @@ function decoded(text: string): string {
   return text.includes('%') ? text.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16))) : text;
 }
 
+/**
+ * Standard output for a service process's logs, written 4 KiB at a time and at least every 100 ms:
+ * a write per line cost 3-4% of a click's HTTP thread (docs/benchmarks.md). pino flushes it when the
+ * process exits; a process killed outright (SIGKILL) loses at most the last 100 ms of lines.
+ */
+export function bufferedStdout(): DestinationStream {
+  return pino.destination({ dest: 1, minLength: 4096, periodicFlush: 100 });
+}
+
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({

@@ -3,7 +3,7 @@ import { startWorkerThread, type Workers } from '../workers';
 import { buildApp } from './app';
 import { type Config, ConfigError, loadConfig } from './config';
 import { type DemoBrand, describeDemo, loadDemoOnFirstStart } from './demo';
-import { createLogger } from './logger';
+import { bufferedStdout, createLogger } from './logger';
 import { checkRedisDatabase, closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
 import { RELEASE_WAIT_MS, waitForRelease } from './wait-for-release';
 
@@ -15,7 +15,7 @@ type Mode = 'all' | 'api' | 'workers';
  */
 async function main(mode: Mode): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, bufferedStdout());
   if (mode !== 'all' && !config.clickhouseUrl) {
     throw new ConfigError(
       `Invalid configuration: CLICKHOUSE_URL is required for "npm run ${mode}" (embedded ClickHouse runs in one process: use npm start)`,

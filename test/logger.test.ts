@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { createLogger, redactUrl } from '../src/logger';
 
@@ -45,5 +46,26 @@ describe('logs', () => {
     for (const secret of ['sk_query', 'sk_live', 'svc_session=abc', 'sk_hdr', 'hunter2hunter2', 'whsec_1']) expect(out).not.toContain(secret);
     expect(out).toContain('[redacted]');
     expect(JSON.parse(out).req).toEqual({ id: 'req-1', method: 'GET', url: '/api/v1/brand?api_key=[redacted]' });
+  });
+});
+
+describe("a service process's log output (bufferedStdout)", () => {
+  it('shows a lone line within 100 ms, and every line of a burst when the process exits right after it', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/buffered-stdout-entry.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const events: string[] = [];
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      if (!out.includes('"alone"') && d.toString().includes('"alone"')) events.push('alone');
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      if (d.toString().includes('paused')) events.push('paused');
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    // The lone line was out before the 400 ms pause ended, not held for 4 KiB of company.
+    expect(events).toEqual(['alone', 'paused']);
+    const lines = out.trim().split('\n').map((l) => JSON.parse(l) as { n: number });
+    expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 501 }, (_, n) => n));
   });
 });
