@@ -11,6 +11,11 @@ const LEFT_CLOSING_MS = 2_000;
  */
 export async function closeWorker(worker: Worker, idle: () => Promise<void>): Promise<void> {
   const closing = worker.close();
-  const leftClosing = idle().then(() => sleep(LEFT_CLOSING_MS));
-  await Promise.race([closing, leftClosing]);
+  const closed = new AbortController();
+  const leftClosing = idle().then(() => sleep(LEFT_CLOSING_MS, undefined, { signal: closed.signal }).catch(() => {}));
+  try {
+    await Promise.race([closing, leftClosing]);
+  } finally {
+    closed.abort(); // no timer outlives a close that finished
+  }
 }
