@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
 import { closeWorker } from '../../workers/close-worker';
@@ -12,8 +12,8 @@ import { testRedisUrl } from '../helpers/test-redis';
 const prefix = `close-${randomUUID().slice(0, 8)}`;
 const admin = new Redis(testRedisUrl);
 const connections: Redis[] = [];
-const connection = () => {
-  const c = new Redis(testRedisUrl, { maxRetriesPerRequest: null });
+const connection = (opts: RedisOptions = {}) => {
+  const c = new Redis(testRedisUrl, { maxRetriesPerRequest: null, ...opts });
   connections.push(c);
   return c;
 };
@@ -31,23 +31,30 @@ async function blockedClientId(queue: string): Promise<string | undefined> {
 
 it('closes a worker whose blocking connection is reconnecting, where BullMQ alone waits for ever', async () => {
   const queue = `q-${randomUUID().slice(0, 8)}`;
-  const worker = new Worker(queue, async () => {}, { connection: connection(), prefix });
+  // A second between a dropped connection and its reconnect: the close below falls in that window.
+  const worker = new Worker(queue, async () => {}, { connection: connection({ retryStrategy: () => 1000 }), prefix });
   let id: string | undefined;
   for (let i = 0; i < 100 && !id; i++) {
     await sleep(20);
     id = await blockedClientId(queue);
   }
   expect(id).toBeDefined();
-  // Redis drops the blocking connection (a restart, a failover): ioredis waits 50 ms to reconnect.
+  // BullMQ's blocking client (its internals: only this test reaches in), to see it start reconnecting.
+  const blocking = await (worker as unknown as { backend: { blockingConnection: { client: Promise<Redis> } } }).backend.blockingConnection.client;
+  const reconnecting = new Promise((resolve) => blocking.once('reconnecting', resolve));
+  // Redis drops the blocking connection (a restart, a failover).
   await admin.client('KILL', 'ID', id!);
-  await sleep(10);
+  await reconnecting;
   let bullmqClosed = false;
-  void worker.close().then(() => { bullmqClosed = true; });
+  void worker.close().then(() => {
+    bullmqClosed = true;
+  });
   const started = Date.now();
   await closeWorker(worker, async () => {});
   expect(Date.now() - started).toBeLessThan(5000);
   // BullMQ's own close is still waiting: without closeWorker, shutdown would hang here.
   expect(bullmqClosed).toBe(false);
+  expect(blocking.status).toBe('reconnecting');
 });
 
 it('finishes the jobs in hand before it returns', async () => {
