@@ -202,7 +202,7 @@ export class BatchWorker {
 
   /** Stops taking jobs, writes the batch in hand and waits for it (graceful shutdown). */
   async close(): Promise<void> {
-    // Jobs already taken are waiting on the batch timer: written now, and again once BullMQ stops fetching.
+    // Jobs already taken wait on the batch timer: written now, and those a late fetch brought once the close is done.
     await closeWorker(this.worker, () => this.drain());
     await this.drain();
     this.logs.flush();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue, Worker } from 'bullmq';
+import { type Job, Queue, Worker } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import { afterAll, expect, it } from 'vitest';
 import { deleteKeysByPrefix } from '../../src/queues/redis';
@@ -31,8 +31,8 @@ async function blockedClientId(queue: string): Promise<string | undefined> {
 
 it('closes a worker whose blocking connection is reconnecting, where BullMQ alone waits for ever', async () => {
   const queue = `q-${randomUUID().slice(0, 8)}`;
-  // A second between a dropped connection and its reconnect: the close below falls in that window.
-  const worker = new Worker(queue, async () => {}, { connection: connection({ retryStrategy: () => 1000 }), prefix });
+  // Ten seconds between a dropped connection and its reconnect: the close below falls in that window.
+  const worker = new Worker(queue, async () => {}, { connection: connection({ retryStrategy: () => 10_000 }), prefix });
   let id: string | undefined;
   for (let i = 0; i < 100 && !id; i++) {
     await sleep(20);
@@ -55,6 +55,7 @@ it('closes a worker whose blocking connection is reconnecting, where BullMQ alon
   // BullMQ's own close is still waiting: without closeWorker, shutdown would hang here.
   expect(bullmqClosed).toBe(false);
   expect(blocking.status).toBe('reconnecting');
+  blocking.disconnect();
 });
 
 it('finishes the jobs in hand before it returns', async () => {
@@ -82,5 +83,43 @@ it('finishes the jobs in hand before it returns', async () => {
   await closeWorker(worker, async () => { await Promise.all(inHand); });
   expect(finished).toBe(true);
   expect(await q.getJobCounts('completed', 'active', 'wait')).toEqual({ completed: 1, active: 0, wait: 0 });
+  await q.close();
+});
+
+it('finishes a job whose fetch was under way when the close began, however long it runs', async () => {
+  const queue = `q-${randomUUID().slice(0, 8)}`;
+  const q = new Queue(queue, { connection: connection(), prefix });
+  await q.add('late', {});
+  let fetching!: () => void;
+  const inFetch = new Promise<void>((resolve) => {
+    fetching = resolve;
+  });
+  // A fetch stretched to 200 ms (a slow round trip to Redis): the close begins while it is on its way.
+  class SlowFetch extends Worker {
+    protected override async moveToActive(token: string, name?: string): Promise<Job> {
+      fetching();
+      await sleep(200);
+      return super.moveToActive(token, name);
+    }
+  }
+  const inHand = new Set<Promise<void>>();
+  let finished = false;
+  const worker = new SlowFetch(
+    queue,
+    () => {
+      const run = sleep(3000).then(() => {
+        finished = true;
+      });
+      inHand.add(run);
+      void run.then(() => inHand.delete(run));
+      return run;
+    },
+    { connection: connection(), prefix },
+  );
+  await inFetch;
+  await closeWorker(worker, async () => {
+    while (inHand.size > 0) await Promise.allSettled([...inHand]);
+  });
+  expect(finished).toBe(true);
   await q.close();
 });
