@@ -42,8 +42,9 @@ function decoded(text: string): string {
 
 /**
  * Standard output for a service process's logs, written 4 KiB at a time and at least every 100 ms:
- * a write per line cost 3-4% of a click's HTTP thread (docs/benchmarks.md). pino flushes it when the
- * process exits; a process killed outright (SIGKILL) loses at most the last 100 ms of lines.
+ * a write per line cost 3-4% of a click's HTTP thread (docs/benchmarks.md). pino writes what is left
+ * when the process exits; a signal the process does not handle (SIGKILL, SIGHUP) loses what is not yet
+ * written: the last 100 ms of lines, more while the reader of standard output falls behind.
  */
 export function bufferedStdout(): DestinationStream {
   return pino.destination({ dest: 1, minLength: 4096, periodicFlush: 100 });

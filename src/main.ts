@@ -31,8 +31,15 @@ async function main(mode: Mode): Promise<void> {
 
   const running: Running = {};
   const stop = shutdown(log, services, running);
-  process.once('SIGTERM', () => stop('SIGTERM', 0));
-  process.once('SIGINT', () => stop('SIGINT', 0));
+  // A second signal (Ctrl-C twice) ends the process at once, its log written (pino flushes at exit).
+  let signalled = false;
+  const onSignal = (signal: string) => {
+    if (signalled) process.exit(1);
+    signalled = true;
+    void stop(signal, 0);
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   stopWhenOrphaned(log, () => stop('parent process gone', 0));
   if (mode !== 'api') {
     // A workers thread that dies ends the process (see startWorkerThread); its supervisor starts it again.
@@ -41,14 +48,19 @@ async function main(mode: Mode): Promise<void> {
   if (mode !== 'workers') {
     running.app = await buildApp(services);
     const address = await listen(running.app, config, log);
+    await flushed(log);
     console.log(`svc listening on ${address}`);
     const demo = await loadDemoOnFirstStart(services, running.app);
-    // Last, after the demo's seeding: what a newcomer opens next.
+    // Last, after the demo's seeding (and its log lines): what a newcomer opens next.
+    await flushed(log);
     console.log(`\n${startBanner(config, demo, address)}\n`);
   }
 }
 
 type Running = { app?: FastifyInstance; workers?: Workers };
+
+/** Resolves once the log lines written so far are out (the log is buffered: bufferedStdout). */
+const flushed = (log: Services['log']) => new Promise<void>((resolve) => log.flush(() => resolve()));
 
 /** Where the service answers (PUBLIC_BASE_URL): its portal and API reference, then the demo brand loaded, if any. */
 function startBanner(config: Config, demo: DemoBrand[], address: string): string {

@@ -151,6 +151,23 @@ describe('a service given a Redis database its server does not have', () => {
   }, 60_000);
 });
 
+describe('signals', () => {
+  it("a second signal (Ctrl-C twice, a supervisor's SIGTERM after it) ends the process at once, with every log line written", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-signals-'));
+    let out = '';
+    const { child } = await start(SERVICE, { ...env, DATA_DIR: dataDir, LOG_LEVEL: 'info' }, (o) => {
+      out = o;
+    });
+    // Two signals at once (two different ones, which the kernel never merges into one).
+    child.kill('SIGINT');
+    child.kill('SIGTERM');
+    // Ended by its own exit (1) in the middle of the first stop, not by the signal: pino wrote what it held first.
+    expect(await exited(child)).toBe(1);
+    expect(out).toContain('"msg":"shutting down"');
+    rmSync(dataDir, { recursive: true, force: true });
+  }, 90_000);
+});
+
 describe('a service whose parent is gone', () => {
   it('shuts down rather than live on holding its port and data directory', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-orphan-'));
