@@ -3,10 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { type Config, loadConfig } from '../src/config';
 import { dropDatabase } from '../src/db/database';
-import { createLogger, type Logger } from '../src/logger';
+import { bufferedLogStream, createLogger, type Logger } from '../src/logger';
 import { deleteKeysByPrefix } from '../src/queues/redis';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../src/app';
@@ -16,8 +15,8 @@ import { startWorkerThread, type Workers } from '../workers';
 /** The benches log at `info` by default, as a default deployment does; BENCH_LOG_LEVEL=warn compares. */
 export const benchLogLevel = process.env.BENCH_LOG_LEVEL || 'info';
 
-/** A bench's logger writes to stderr, so stdout keeps one JSON line per figure. */
-export const benchLogger = (level: string): Logger => createLogger(level, pino.destination(2));
+/** A bench's logger is buffered as `npm start`'s is, but writes to stderr, so stdout keeps one JSON line per figure. */
+export const benchLogger = (level: string): Logger => createLogger(level, bufferedLogStream(2));
 
 /** The consumers in their own thread, as `npm start` runs them; a thread that dies ends the run with no figures. */
 const benchWorkers = (config: Config, log: Logger): Promise<Workers> =>

@@ -41,13 +41,13 @@ function decoded(text: string): string {
 }
 
 /**
- * Standard output for a service process's logs, written 4 KiB at a time and at least every 100 ms:
+ * A service process's log stream (standard output unless told), written 4 KiB at a time and at least every 100 ms:
  * a write per line cost 3-4% of a click's HTTP thread (docs/benchmarks.md). pino writes what is left
  * when the process exits; a signal the process does not handle (SIGKILL, SIGHUP) loses what is not yet
  * written: the last 100 ms of lines, more while the reader of standard output falls behind.
  */
-export function bufferedStdout(): DestinationStream {
-  return pino.destination({ dest: 1, minLength: 4096, periodicFlush: 100 });
+export function bufferedLogStream(fd: 1 | 2 = 1): DestinationStream {
+  return pino.destination({ dest: fd, minLength: 4096, periodicFlush: 100 });
 }
 
 /** Structured logs; credentials in headers, bodies and URLs are redacted. */

@@ -3,7 +3,7 @@ import { startWorkerThread, type Workers } from '../workers';
 import { buildApp } from './app';
 import { type Config, ConfigError, loadConfig } from './config';
 import { type DemoBrand, describeDemo, loadDemoOnFirstStart } from './demo';
-import { bufferedStdout, createLogger } from './logger';
+import { bufferedLogStream, createLogger } from './logger';
 import { checkRedisDatabase, closeServices, createServices, migrate, type Services, warnOnUnsafeRedis } from './services';
 import { RELEASE_WAIT_MS, waitForRelease } from './wait-for-release';
 
@@ -15,7 +15,7 @@ type Mode = 'all' | 'api' | 'workers';
  */
 async function main(mode: Mode): Promise<void> {
   const config = loadConfig();
-  const log = createLogger(config.logLevel, bufferedStdout());
+  const log = createLogger(config.logLevel, bufferedLogStream());
   if (mode !== 'all' && !config.clickhouseUrl) {
     throw new ConfigError(
       `Invalid configuration: CLICKHOUSE_URL is required for "npm run ${mode}" (embedded ClickHouse runs in one process: use npm start)`,
@@ -59,7 +59,7 @@ async function main(mode: Mode): Promise<void> {
 
 type Running = { app?: FastifyInstance; workers?: Workers };
 
-/** Resolves once the log lines written so far are out (the log is buffered: bufferedStdout). */
+/** Resolves once the log lines written so far are out (the log is buffered: bufferedLogStream). */
 const flushed = (log: Services['log']) => new Promise<void>((resolve) => log.flush(() => resolve()));
 
 /** Where the service answers (PUBLIC_BASE_URL): its portal and API reference, then the demo brand loaded, if any. */

@@ -1,8 +1,8 @@
-// A process that logs as `npm start` does (bufferedStdout): one line, a pause, then a burst and an
+// A process that logs as `npm start` does (bufferedLogStream): one line, a pause, then a burst and an
 // immediate exit. test/logger.test.ts reads its output.
-import { bufferedStdout, createLogger } from '../src/logger';
+import { bufferedLogStream, createLogger } from '../src/logger';
 
-const log = createLogger('info', bufferedStdout());
+const log = createLogger('info', bufferedLogStream());
 log.info({ n: 0 }, 'alone');
 await new Promise((r) => setTimeout(r, 400));
 process.stderr.write('paused\n');
