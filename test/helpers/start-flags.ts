@@ -11,5 +11,7 @@ export const START_NODE_FLAGS: string[] = (() => {
   };
   const flags = flagsOf('all');
   if (flagsOf('api') !== flags || flagsOf('workers') !== flags) throw new Error('package.json: start, api and workers run Node with different flags');
+  // Benches that run the service in their own process (webhooks, ingestion) must run it as `npm start` does.
+  if (/^node (.*?)--import tsx bench\/run\.ts$/.exec(scripts.bench ?? '')?.[1] !== flags) throw new Error('package.json: bench runs Node with other flags than start');
   return flags.split(' ').filter(Boolean);
 })();
