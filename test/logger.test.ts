@@ -51,7 +51,7 @@ describe('logs', () => {
 
 describe("a service process's log output (bufferedLogStream)", () => {
   it('shows a lone line within 100 ms, and every line of a burst when the process exits right after it', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/buffered-stdout-entry.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/buffered-log-entry.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const events: string[] = [];
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
